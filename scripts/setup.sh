@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what nadir needs, idempotently: Debian packages (GDAL for gdal-async to link against,
+# plus what the tests and benchmarks use), npm packages, and the compiled CLI in dist/.
+# Usage: scripts/setup.sh [extra apt packages...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "nadir needs Node.js >= 20 (found $(node --version))" >&2
+  exit 1
+fi
+
+packages=(libgdal-dev gdal-bin "$@")
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# .npmrc makes gdal-async build against Debian's libgdal; reinstall only when the lock changed.
+stamp=node_modules/.nadir-lock.sha256
+want=$(sha256sum package-lock.json package.json .npmrc | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing npm packages (first time: gdal-async and better-sqlite3 compile, a few minutes)" >&2
+  # npm 11 warns that .npmrc's build flags are not its own settings; they are gdal-async's.
+  npm ci --no-audit --no-fund --loglevel=error 2> >(grep -v 'Unknown \(project\|user\) config' >&2)
+  echo "$want" > "$stamp"
+fi
+
+node_modules/.bin/tsc -p tsconfig.build.json

@@ -1,0 +1,82 @@
+import type { Bounds } from '../geo/web-mercator.js';
+import type { ContentType, Survey } from './survey.js';
+
+export interface TagFilter {
+  /** A survey matches when it has a tag equal to, or of the type of, any of these. */
+  include?: string[];
+  /** A survey is dropped when it has a tag equal to, or of the type of, any of these. */
+  exclude?: string[];
+}
+
+export interface SurveySearch {
+  /** WGS84 lon/lat box of the area asked about. */
+  area: Bounds;
+  /** `intersects` (default) or `full`: the footprint must contain the whole area. */
+  overlap?: 'intersects' | 'full';
+  /** Inclusive `YYYY-MM-DD` bounds on captureDate. */
+  since?: string;
+  until?: string;
+  /** Content types and whether a survey needs all of them or any one. */
+  types?: ContentType[];
+  typeMatch?: 'all' | 'any';
+  tags?: TagFilter;
+  /** `newest` (decisions.md order) or `oldest` (its exact reverse). */
+  order?: 'newest' | 'oldest';
+  limit: number;
+  offset: number;
+}
+
+export interface SurveyPage {
+  surveys: Survey[];
+  total: number;
+}
+
+/**
+ * The survey catalogue. Async throughout so a PostgreSQL/PostGIS store can implement it
+ * without changing callers.
+ */
+export interface SurveyCatalogue {
+  /** Inserts or atomically replaces a survey (all its assets at once). */
+  put(survey: Survey): Promise<void>;
+  get(id: string): Promise<Survey | undefined>;
+  delete(id: string): Promise<boolean>;
+  /**
+   * Takes the next version number for `id` (1 for a new survey). Numbers are never handed out
+   * twice, even when an ingest dies before `put`, so files of a dead attempt can't be mistaken.
+   */
+  reserveVersion(id: string): Promise<number>;
+  search(query: SurveySearch): Promise<SurveyPage>;
+  /** Every asset URI the catalogue references, so storage can remove what nothing references. */
+  referencedUris(): Promise<Set<string>>;
+  count(): Promise<number>;
+  /** Cheap reachability check for `/ready`. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** decisions.md: captureDate desc, then lastPhotoTime desc, then id — stable across pages. */
+export function compareNewestFirst(a: Survey, b: Survey): number {
+  if (a.captureDate !== b.captureDate) return a.captureDate < b.captureDate ? 1 : -1;
+  if (a.lastPhotoTime !== b.lastPhotoTime) return a.lastPhotoTime < b.lastPhotoTime ? 1 : -1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** `disaster` matches every `disaster:*` tag; `disaster:fire` matches only itself. */
+function tagMatches(tag: string, pattern: string): boolean {
+  if (tag === pattern) return true;
+  return !pattern.includes(':') && tag.startsWith(`${pattern}:`);
+}
+
+export function matchesTags(tags: readonly string[], filter: TagFilter | undefined): boolean {
+  if (!filter) return true;
+  const has = (pattern: string) => tags.some((tag) => tagMatches(tag, pattern));
+  if (filter.include?.length && !filter.include.some(has)) return false;
+  if (filter.exclude?.length && filter.exclude.some(has)) return false;
+  return true;
+}
+
+export function matchesTypes(survey: Survey, types: ContentType[] | undefined, match: 'all' | 'any' = 'all'): boolean {
+  if (!types?.length) return true;
+  const present = (type: ContentType) => survey.assets[type] !== undefined;
+  return match === 'all' ? types.every(present) : types.some(present);
+}

@@ -1,0 +1,157 @@
+import { migrate, type SqliteDatabase } from '../db/sqlite.js';
+import { boxInsideMultiPolygon, boxIntersectsMultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
+import {
+  compareNewestFirst,
+  matchesTags,
+  type SurveyCatalogue,
+  type SurveyPage,
+  type SurveySearch,
+} from './catalogue.js';
+import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE surveys (
+     id TEXT PRIMARY KEY,
+     capture_date TEXT NOT NULL,
+     last_photo_time TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     type_mask INTEGER NOT NULL,
+     body TEXT NOT NULL
+   );
+   CREATE VIRTUAL TABLE survey_extent USING rtree(survey_rowid, min_x, max_x, min_y, max_y);
+   CREATE TABLE survey_versions (id TEXT PRIMARY KEY, last_version INTEGER NOT NULL);`,
+];
+
+/** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
+function typeMask(types: readonly ContentType[]): number {
+  return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);
+}
+
+interface SurveyRow {
+  body: string;
+}
+
+/**
+ * The catalogue in the embedded SQLite file: an R*Tree on footprint bounds narrows a search to
+ * candidates, then the exact footprint polygon decides. The survey itself is one JSON document.
+ */
+export class SqliteSurveyCatalogue implements SurveyCatalogue {
+  readonly #db: SqliteDatabase;
+  readonly #statements;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+    migrate(db, 'catalogue', MIGRATIONS);
+    this.#statements = {
+      rowidOf: db.prepare('SELECT rowid FROM surveys WHERE id = ?'),
+      deleteSurvey: db.prepare('DELETE FROM surveys WHERE rowid = ?'),
+      deleteExtent: db.prepare('DELETE FROM survey_extent WHERE survey_rowid = ?'),
+      insertSurvey: db.prepare(
+        'INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, body) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      insertExtent: db.prepare(
+        'INSERT INTO survey_extent (survey_rowid, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)',
+      ),
+      bumpVersion: db.prepare(
+        `INSERT INTO survey_versions (id, last_version) VALUES (?, ?)
+         ON CONFLICT (id) DO UPDATE SET last_version = max(last_version, excluded.last_version)`,
+      ),
+      reserveVersion: db.prepare(
+        `INSERT INTO survey_versions (id, last_version) VALUES (?, 1)
+         ON CONFLICT (id) DO UPDATE SET last_version = last_version + 1 RETURNING last_version`,
+      ),
+      get: db.prepare('SELECT body FROM surveys WHERE id = ?'),
+      all: db.prepare('SELECT body FROM surveys'),
+      count: db.prepare('SELECT count(*) AS n FROM surveys'),
+      search: db.prepare(
+        `SELECT s.body FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
+         WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
+           AND s.capture_date >= @since AND s.capture_date <= @until
+           AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`,
+      ),
+    };
+  }
+
+  async put(survey: Survey): Promise<void> {
+    const s = this.#statements;
+    const bounds = multiPolygonBounds(survey.footprint);
+    if (!Number.isFinite(bounds.minX)) throw new Error(`survey ${survey.id} has an empty footprint`);
+    const types = CONTENT_TYPES.filter((type) => survey.assets[type]);
+    this.#db.transaction(() => {
+      const existing = s.rowidOf.get(survey.id) as { rowid: number } | undefined;
+      if (existing) {
+        s.deleteExtent.run(existing.rowid);
+        s.deleteSurvey.run(existing.rowid);
+      }
+      const { lastInsertRowid } = s.insertSurvey.run(
+        survey.id,
+        survey.captureDate,
+        survey.lastPhotoTime,
+        survey.version,
+        typeMask(types),
+        JSON.stringify(survey),
+      );
+      s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
+      s.bumpVersion.run(survey.id, survey.version);
+    })();
+  }
+
+  async get(id: string): Promise<Survey | undefined> {
+    const row = this.#statements.get.get(id) as SurveyRow | undefined;
+    return row ? (JSON.parse(row.body) as Survey) : undefined;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const s = this.#statements;
+    return this.#db.transaction(() => {
+      const existing = s.rowidOf.get(id) as { rowid: number } | undefined;
+      if (!existing) return false;
+      s.deleteExtent.run(existing.rowid);
+      s.deleteSurvey.run(existing.rowid);
+      return true;
+    })();
+  }
+
+  async reserveVersion(id: string): Promise<number> {
+    // Versions never repeat, even after a delete: caches keyed by (id, version) stay correct.
+    return (this.#statements.reserveVersion.get(id) as { last_version: number }).last_version;
+  }
+
+  async search(query: SurveySearch): Promise<SurveyPage> {
+    const { area } = query;
+    const rows = this.#statements.search.all({
+      ...area,
+      since: query.since ?? '0000-00-00',
+      until: query.until ?? '9999-99-99',
+      mask: typeMask(query.types ?? []),
+      all: query.typeMatch === 'any' ? 0 : 1,
+    }) as SurveyRow[];
+    const exact = query.overlap === 'full' ? boxInsideMultiPolygon : boxIntersectsMultiPolygon;
+    const matches = rows
+      .map((row) => JSON.parse(row.body) as Survey)
+      .filter((survey) => matchesTags(survey.tags, query.tags) && exact(area, survey.footprint))
+      .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
+    return { surveys: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+  }
+
+  async referencedUris(): Promise<Set<string>> {
+    const uris = new Set<string>();
+    for (const row of this.#statements.all.all() as SurveyRow[]) {
+      const survey = JSON.parse(row.body) as Survey;
+      for (const asset of Object.values(survey.assets)) if (asset) uris.add(asset.uri);
+    }
+    return uris;
+  }
+
+  async count(): Promise<number> {
+    return (this.#statements.count.get() as { n: number }).n;
+  }
+
+  async ping(): Promise<void> {
+    this.#statements.count.get();
+  }
+
+  async close(): Promise<void> {
+    this.#db.close();
+  }
+}

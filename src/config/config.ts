@@ -1,0 +1,53 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import { NadirError } from '../errors.js';
+
+export interface Config {
+  dataDir: string;
+  databasePath: string;
+  host: string;
+  port: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `k1:<base64>,k0:<base64>`; when absent, a secret is generated once and kept in the data dir. */
+  tokenSecrets?: string;
+  /** Public base URL for links in docs and the map page, when behind a proxy. */
+  publicUrl?: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function bad(variable: string, message: string, value: string): never {
+  throw new NadirError('INVALID_CONFIG', `${variable} ${message}, got ${JSON.stringify(value)}`, { variable });
+}
+
+function integer(env: NodeJS.ProcessEnv, variable: string, fallback: number, min: number, max: number): number {
+  const raw = env[variable];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) bad(variable, `must be an integer from ${min} to ${max}`, raw);
+  const value = Number(raw);
+  if (value < min || value > max) bad(variable, `must be an integer from ${min} to ${max}`, raw);
+  return value;
+}
+
+/** Parses and validates the environment once; everything else receives the result. */
+export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
+  const dataDir = resolve(cwd, env.NADIR_DATA_DIR || './data');
+  const database = env.NADIR_DATABASE || join(dataDir, 'nadir.sqlite');
+  const logLevel = env.NADIR_LOG_LEVEL || 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    bad('NADIR_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
+  }
+  const publicUrl = env.NADIR_PUBLIC_URL || undefined;
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(publicUrl)) {
+    bad('NADIR_PUBLIC_URL', 'must be an http(s) URL', publicUrl);
+  }
+  const host = env.NADIR_HOST || '0.0.0.0';
+  return {
+    dataDir,
+    databasePath: database === ':memory:' || isAbsolute(database) ? database : resolve(cwd, database),
+    host,
+    port: integer(env, 'NADIR_PORT', 8080, 0, 65535),
+    logLevel: logLevel as Config['logLevel'],
+    tokenSecrets: env.NADIR_TOKEN_SECRETS || undefined,
+    publicUrl,
+  };
+}

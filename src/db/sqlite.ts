@@ -1,0 +1,39 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+/** Opens (creating if needed) the embedded database with settings safe for several processes. */
+export function openSqlite(path: string): SqliteDatabase {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  // WAL lets the server read while `nadir ingest` writes from another process.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 10000');
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+/**
+ * Applies each store's numbered migrations once. Every store owns a `module` name so the
+ * catalogue and the accounts can share one file without knowing about each other.
+ */
+export function migrate(db: SqliteDatabase, module: string, migrations: readonly string[]): void {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (module TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (module, version))',
+  );
+  const appliedVersions = db.prepare('SELECT version FROM schema_migrations WHERE module = ?');
+  const record = db.prepare('INSERT INTO schema_migrations (module, version) VALUES (?, ?)');
+  // IMMEDIATE takes the write lock before reading what is applied, so two processes opening a
+  // new file at once cannot both run the same migration.
+  db.transaction(() => {
+    const applied = new Set((appliedVersions.all(module) as { version: number }[]).map((row) => row.version));
+    migrations.forEach((sql, index) => {
+      if (applied.has(index + 1)) return;
+      db.exec(sql);
+      record.run(module, index + 1);
+    });
+  }).immediate();
+}

@@ -1,0 +1,56 @@
+/** Calendar dates as the API speaks them: `YYYY-MM-DD` local dates, and relative `nY`/`nM`/`nD`. */
+
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const RELATIVE = /^([1-9]\d{0,3})([YMD])$/;
+
+/** Whether `value` is a real calendar date written `YYYY-MM-DD` (rejects 2024-02-30). */
+export function isIsoDate(value: string): boolean {
+  const match = ISO_DATE.exec(value);
+  if (!match) return false;
+  const [y, m, d] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (y < 1900 || m < 1 || m > 12 || d < 1) return false;
+  return d <= daysInMonth(y, m);
+}
+
+export function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+function formatDate(year: number, month: number, day: number): string {
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+/**
+ * `24M` = the date 24 months before `today` (clamped to the month's last day: 2024-03-31 minus
+ * 1M is 2024-02-29). `today` is a `YYYY-MM-DD` date so callers decide which timezone "today" is in.
+ */
+export function subtractRelative(today: string, amount: number, unit: 'Y' | 'M' | 'D'): string {
+  const [y, m, d] = today.split('-').map(Number) as [number, number, number];
+  if (unit === 'D') {
+    const t = new Date(Date.UTC(y, m - 1, d) - amount * 86_400_000);
+    return formatDate(t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate());
+  }
+  const months = unit === 'Y' ? amount * 12 : amount;
+  const total = y * 12 + (m - 1) - months;
+  const year = Math.floor(total / 12);
+  const month = (total % 12) + 1;
+  return formatDate(year, month, Math.min(d, daysInMonth(year, month)));
+}
+
+/** Parses `YYYY-MM-DD` or a relative value into a `YYYY-MM-DD`, or undefined when malformed. */
+export function parseDateOrRelative(value: string, today: string): string | undefined {
+  if (isIsoDate(value)) return value;
+  const match = RELATIVE.exec(value);
+  if (!match) return undefined;
+  return subtractRelative(today, Number(match[1]), match[2] as 'Y' | 'M' | 'D');
+}
+
+/** Today's date in UTC as `YYYY-MM-DD`. */
+export function utcDate(now: Date): string {
+  return now.toISOString().slice(0, 10);
+}
+
+/** The billing month of an instant, `YYYY-MM` in UTC. */
+export function utcMonth(now: Date): string {
+  return now.toISOString().slice(0, 7);
+}

@@ -1,0 +1,109 @@
+/**
+ * Footprint geometry in WGS84 lon/lat: a MultiPolygon as GeoJSON coordinates
+ * (polygons -> rings -> [lon, lat]; the first ring of each polygon is its outer ring, the rest holes).
+ * Footprints are small (a survey, not a continent), so planar tests in lon/lat are exact enough.
+ */
+import type { Bounds } from './web-mercator.js';
+
+export type Position = [number, number];
+export type Ring = Position[];
+export type MultiPolygon = Ring[][];
+
+export function multiPolygonBounds(mp: MultiPolygon): Bounds {
+  let minX = Number.POSITIVE_INFINITY;
+  let minY = Number.POSITIVE_INFINITY;
+  let maxX = Number.NEGATIVE_INFINITY;
+  let maxY = Number.NEGATIVE_INFINITY;
+  for (const polygon of mp) {
+    for (const [x, y] of polygon[0] ?? []) {
+      if (x < minX) minX = x;
+      if (y < minY) minY = y;
+      if (x > maxX) maxX = x;
+      if (y > maxY) maxY = y;
+    }
+  }
+  return { minX, minY, maxX, maxY };
+}
+
+/** Even-odd ray casting. Points exactly on an edge may fall either way; callers test areas, not points. */
+export function pointInRing(x: number, y: number, ring: Ring): boolean {
+  let inside = false;
+  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+    const [xi, yi] = ring[i] as Position;
+    const [xj, yj] = ring[j] as Position;
+    if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
+  }
+  return inside;
+}
+
+export function pointInPolygon(x: number, y: number, polygon: Ring[]): boolean {
+  const [outer, ...holes] = polygon;
+  if (!outer || !pointInRing(x, y, outer)) return false;
+  return !holes.some((hole) => pointInRing(x, y, hole));
+}
+
+export function pointInMultiPolygon(x: number, y: number, mp: MultiPolygon): boolean {
+  return mp.some((polygon) => pointInPolygon(x, y, polygon));
+}
+
+/** Whether segment a-b passes through the open interior of the box (Liang-Barsky clipping). */
+export function segmentCrossesBoxInterior(a: Position, b: Position, box: Bounds): boolean {
+  const dx = b[0] - a[0];
+  const dy = b[1] - a[1];
+  let t0 = 0;
+  let t1 = 1;
+  const clip = (p: number, q: number): boolean => {
+    if (p === 0) return q > 0;
+    const r = q / p;
+    if (p < 0) {
+      if (r >= t1) return false;
+      if (r > t0) t0 = r;
+    } else {
+      if (r <= t0) return false;
+      if (r < t1) t1 = r;
+    }
+    return true;
+  };
+  if (!clip(-dx, a[0] - box.minX)) return false;
+  if (!clip(dx, box.maxX - a[0])) return false;
+  if (!clip(-dy, a[1] - box.minY)) return false;
+  if (!clip(dy, box.maxY - a[1])) return false;
+  return t1 > t0;
+}
+
+function* edges(polygon: Ring[]): Generator<[Position, Position]> {
+  for (const ring of polygon) {
+    for (let i = 0; i + 1 < ring.length; i++) yield [ring[i] as Position, ring[i + 1] as Position];
+    const first = ring[0];
+    const last = ring[ring.length - 1];
+    if (first && last && (first[0] !== last[0] || first[1] !== last[1])) yield [last, first];
+  }
+}
+
+function boxCorners(box: Bounds): Position[] {
+  return [
+    [box.minX, box.minY],
+    [box.maxX, box.minY],
+    [box.maxX, box.maxY],
+    [box.minX, box.maxY],
+  ];
+}
+
+/** True when the box and the footprint share some area. */
+export function boxIntersectsMultiPolygon(box: Bounds, mp: MultiPolygon): boolean {
+  return mp.some((polygon) => {
+    for (const [a, b] of edges(polygon)) if (segmentCrossesBoxInterior(a, b, box)) return true;
+    // No boundary crosses the box: it is wholly inside the polygon, wholly in a hole, or apart.
+    const cx = (box.minX + box.maxX) / 2;
+    const cy = (box.minY + box.maxY) / 2;
+    return pointInPolygon(cx, cy, polygon);
+  });
+}
+
+/** True when the whole box lies inside the footprint (decisions.md `overlap=full`). */
+export function boxInsideMultiPolygon(box: Bounds, mp: MultiPolygon): boolean {
+  return mp.some((polygon) => {
+    for (const [a, b] of edges(polygon)) if (segmentCrossesBoxInterior(a, b, box)) return false;
+    return boxCorners(box).every(([x, y]) => pointInPolygon(x, y, polygon));
+  });
+}

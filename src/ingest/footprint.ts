@@ -1,0 +1,68 @@
+import gdal from 'gdal-async';
+import type { MultiPolygon, Ring } from '../geo/polygon.js';
+import { mercatorToLonLat } from '../geo/web-mercator.js';
+
+// Polygonising a level of at most this many pixels across keeps the footprint to a few
+// hundred vertices while staying within a couple of full-resolution tiles of the truth.
+const MAX_FOOTPRINT_PIXELS = 1024;
+
+/**
+ * The WGS84 outline of a COG's valid pixels (its mask, or nodata for elevation), traced on the
+ * overview level closest to MAX_FOOTPRINT_PIXELS wide and simplified by one pixel of that level.
+ */
+export async function traceFootprint(cogPath: string): Promise<MultiPolygon> {
+  const ds = await gdal.openAsync(cogPath);
+  const memory = gdal.open('footprint', 'w', 'Memory');
+  try {
+    const band = ds.bands.get(1);
+    const overviews = Array.from({ length: band.overviews.count() }, (_, i) => band.overviews.get(i));
+    const levels = [band, ...overviews].filter((b): b is gdal.RasterBand => b !== null);
+    const level = levels.find((b) => Math.max(b.size.x, b.size.y) <= MAX_FOOTPRINT_PIXELS) ?? levels.at(-1) ?? band;
+    const mask = level.getMaskBand();
+    if (!mask) throw new Error(`${cogPath} has no mask band`);
+    const layer = memory.layers.create('footprint', ds.srs, gdal.wkbPolygon);
+    layer.fields.add(new gdal.FieldDefn('valid', gdal.OFTInteger));
+    await gdal.polygonizeAsync({ src: mask, dst: layer, mask, pixValField: 0, connectedness: 8 });
+
+    const gt = ds.geoTransform as number[];
+    const pixel = Math.abs((gt[1] as number) * (band.size.x / level.size.x));
+    const parts = new gdal.MultiPolygon();
+    for (const feature of layer.features) {
+      const geometry = feature.getGeometry();
+      if (geometry) parts.children.add(geometry as gdal.Polygon);
+    }
+    if (parts.children.count() === 0) return [];
+    const merged = parts.unionCascaded().simplifyPreserveTopology(pixel);
+    return toLonLatMultiPolygon(merged);
+  } finally {
+    memory.close();
+    ds.close();
+  }
+}
+
+function toLonLatMultiPolygon(geometry: gdal.Geometry): MultiPolygon {
+  const json = JSON.parse(geometry.toJSON()) as { type: string; coordinates: unknown };
+  const polygons =
+    json.type === 'Polygon'
+      ? [json.coordinates as number[][][]]
+      : json.type === 'MultiPolygon'
+        ? (json.coordinates as number[][][][])
+        : [];
+  return polygons
+    .filter((rings) => rings.length > 0)
+    .map((rings) => rings.map((ring) => ring.map(([x, y]) => mercatorToLonLat(x as number, y as number)) as Ring));
+}
+
+/** One footprint for the survey: the union of its assets' footprints. */
+export function unionFootprints(footprints: MultiPolygon[]): MultiPolygon {
+  const parts = new gdal.MultiPolygon();
+  for (const footprint of footprints) {
+    for (const polygon of footprint) {
+      parts.children.add(gdal.Geometry.fromGeoJson({ type: 'Polygon', coordinates: polygon }) as gdal.Polygon);
+    }
+  }
+  if (parts.children.count() === 0) return [];
+  const json = JSON.parse(parts.unionCascaded().toJSON()) as { type: string; coordinates: unknown };
+  if (json.type === 'Polygon') return [json.coordinates as MultiPolygon[number]];
+  return json.type === 'MultiPolygon' ? (json.coordinates as MultiPolygon) : [];
+}

@@ -1,0 +1,146 @@
+import { readdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import type { Asset, ContentType, Survey } from '../catalogue/survey.js';
+import { NadirError } from '../errors.js';
+import type { MultiPolygon } from '../geo/polygon.js';
+import { writeCog } from './cog-writer.js';
+import { traceFootprint, unionFootprints } from './footprint.js';
+import { readManifest, type SurveyManifest } from './manifest.js';
+import { inspectSource, type SourceRaster } from './source.js';
+import type { SurveyFiles } from './survey-files.js';
+
+export interface IngestProgressEvent {
+  survey: string;
+  /** What is happening, e.g. `TrueOrtho: writing COG`. */
+  label: string;
+  /** 0..1 over the whole survey. */
+  fraction: number;
+}
+
+export type IngestProgress = (event: IngestProgressEvent) => void;
+
+interface IngestedAsset {
+  asset: Omit<Asset, 'uri'>;
+  file: string;
+  footprint: MultiPolygon;
+}
+
+/**
+ * Turns a manifest's source rasters into grid-aligned COGs and a catalogue entry, atomically:
+ * every source is validated before anything is written, files are staged and renamed into a new
+ * version folder, and only then does one catalogue transaction make the survey visible.
+ */
+export class SurveyIngestor {
+  readonly #catalogue: SurveyCatalogue;
+  readonly #files: SurveyFiles;
+  readonly #now: () => Date;
+
+  constructor(catalogue: SurveyCatalogue, files: SurveyFiles, now: () => Date = () => new Date()) {
+    this.#catalogue = catalogue;
+    this.#files = files;
+    this.#now = now;
+  }
+
+  async ingestManifestFile(path: string, onProgress?: IngestProgress): Promise<Survey> {
+    return this.ingest(await readManifest(path), onProgress);
+  }
+
+  async ingest(manifest: SurveyManifest, onProgress: IngestProgress = () => {}): Promise<Survey> {
+    const entries = Object.entries(manifest.assets) as [ContentType, string][];
+    const report = (done: number, label: string) =>
+      onProgress({ survey: manifest.id, label, fraction: Math.min(1, done / (entries.length + 1)) });
+
+    report(0, 'checking sources');
+    const sources: SourceRaster[] = [];
+    for (const [type, path] of entries) sources.push(await inspectSource(type, path));
+
+    const unlock = await this.#files.lock(manifest.id);
+    let staging: string | undefined;
+    try {
+      await this.#files.removeAbandonedStaging();
+      const version = await this.#catalogue.reserveVersion(manifest.id);
+      staging = await this.#files.createStaging(manifest.id);
+      const written: IngestedAsset[] = [];
+      for (const [index, source] of sources.entries()) {
+        const label = `${source.type}: ${basename(source.path)}`;
+        written.push(await this.#ingestAsset(source, staging, version, (f) => report(index + f, `${label} -> COG`)));
+      }
+      await cleanTemporaryFiles(staging, written);
+      report(sources.length, 'committing');
+      const versionDir = await this.#files.commit(
+        staging,
+        manifest.id,
+        version,
+        written.map((w) => w.file),
+      );
+      staging = undefined;
+      const survey = this.#survey(manifest, version, versionDir, written);
+      await this.#catalogue.put(survey);
+      await this.#files.removeUnreferencedVersions(manifest.id, await this.#catalogue.referencedUris());
+      report(sources.length + 1, 'done');
+      return survey;
+    } finally {
+      if (staging) await rm(staging, { recursive: true, force: true });
+      await unlock();
+    }
+  }
+
+  async #ingestAsset(
+    source: SourceRaster,
+    staging: string,
+    version: number,
+    progress: (fraction: number) => void,
+  ): Promise<IngestedAsset> {
+    const file = `${source.type}.tif`;
+    const path = join(staging, file);
+    const { grid } = await writeCog(source, path, staging, (f) => progress(f * 0.9));
+    const footprint = await traceFootprint(path);
+    if (footprint.length === 0) {
+      throw new NadirError('INVALID_SOURCE', `${source.path}: has no valid pixels (all nodata or masked)`);
+    }
+    progress(1);
+    return {
+      file,
+      footprint,
+      asset: {
+        type: source.type,
+        gsd: source.gsd,
+        maxZoom: grid.zoom,
+        minZoom: grid.minZoom,
+        bounds: grid.bounds,
+        width: grid.width,
+        height: grid.height,
+        kind: source.kind,
+        version,
+      },
+    };
+  }
+
+  #survey(manifest: SurveyManifest, version: number, versionDir: string, written: IngestedAsset[]): Survey {
+    const assets: Survey['assets'] = {};
+    for (const { asset, file } of written) {
+      assets[asset.type] = { ...asset, uri: this.#files.uriOf(join(versionDir, file)) };
+    }
+    return {
+      id: manifest.id,
+      captureDate: manifest.captureDate,
+      firstPhotoTime: manifest.firstPhotoTime,
+      lastPhotoTime: manifest.lastPhotoTime,
+      ...(manifest.timezone ? { timezone: manifest.timezone } : {}),
+      tags: manifest.tags,
+      footprint: unionFootprints(written.map((w) => w.footprint)),
+      version,
+      assets,
+      ingestedAt: this.#now().toISOString(),
+    };
+  }
+}
+
+/** Collar masks and VRTs are inputs to the COGs, not part of the survey. */
+async function cleanTemporaryFiles(staging: string, written: IngestedAsset[]): Promise<void> {
+  const keep = new Set(written.map((w) => w.file));
+  for (const name of await readdir(staging)) {
+    if (!keep.has(name)) await rm(join(staging, name), { force: true });
+  }
+}
