@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { type Account, SqliteAccountStore } from '../../src/accounts/index.js';
+import { makeTempDir, rejectsNadirError } from './helpers.js';
+
+describe('API keys', () => {
+  let store: SqliteAccountStore;
+  let account: Account;
+  let clock: Date;
+
+  beforeEach(async () => {
+    clock = new Date('2025-01-01T00:00:00.000Z');
+    store = SqliteAccountStore.open(':memory:', { now: () => clock });
+    account = await store.createAccount({ name: 'Acme' });
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('issues URL-safe keys with a public prefix and high-entropy secret', async () => {
+    const issued = await store.issueApiKey(account.id);
+    assert.match(issued.key, /^nadir_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
+    assert.equal(issued.prefix, `nadir_${issued.id}`);
+    assert.ok(issued.key.startsWith(`${issued.prefix}_`));
+    assert.equal(encodeURIComponent(issued.key), issued.key);
+    assert.equal(issued.revoked, false);
+    const other = await store.issueApiKey(account.id);
+    assert.notEqual(other.key, issued.key);
+    assert.notEqual(other.id, issued.id);
+  });
+
+  it('lists keys with their prefix only, never the key', async () => {
+    const first = await store.issueApiKey(account.id);
+    clock = new Date('2025-01-02T00:00:00.000Z');
+    const second = await store.issueApiKey(account.id);
+    const listed = await store.listApiKeys(account.id);
+    assert.deepEqual(
+      listed.map((key) => key.id),
+      [first.id, second.id],
+    );
+    for (const key of listed) {
+      assert.deepEqual(Object.keys(key).sort(), ['accountId', 'createdAt', 'id', 'prefix', 'revoked', 'revokedAt']);
+      assert.ok(!JSON.stringify(key).includes(first.key.slice(first.prefix.length + 1)));
+      assert.ok(!JSON.stringify(key).includes(second.key.slice(second.prefix.length + 1)));
+    }
+    assert.equal(listed[1]?.createdAt, '2025-01-02T00:00:00.000Z');
+  });
+
+  it('looks up the account by the presented key', async () => {
+    const issued = await store.issueApiKey(account.id);
+    const found = await store.lookupApiKey(issued.key);
+    assert.deepEqual(found, { account, keyId: issued.id });
+  });
+
+  it('returns undefined for unknown, altered or malformed keys', async () => {
+    const issued = await store.issueApiKey(account.id);
+    const lastChar = issued.key.at(-1) === 'A' ? 'B' : 'A';
+    const presented = [
+      `${issued.key.slice(0, -1)}${lastChar}`, // right key id, wrong secret
+      `nadir_000000000000_${issued.key.slice(-43)}`, // unknown key id, right secret
+      issued.prefix,
+      `${issued.key}x`,
+      ` ${issued.key}`,
+      issued.key.toUpperCase(),
+      '',
+      'nadir_',
+      'garbage',
+    ];
+    for (const key of presented) {
+      assert.equal(await store.lookupApiKey(key), undefined, key);
+    }
+  });
+
+  it('revokes keys: lookup fails, the listing shows when, other keys keep working', async () => {
+    const revoked = await store.issueApiKey(account.id);
+    const kept = await store.issueApiKey(account.id);
+    clock = new Date('2025-02-01T00:00:00.000Z');
+    const info = await store.revokeApiKey(revoked.prefix);
+    assert.equal(info.revoked, true);
+    assert.equal(info.revokedAt, '2025-02-01T00:00:00.000Z');
+    assert.equal(await store.lookupApiKey(revoked.key), undefined);
+    assert.equal((await store.lookupApiKey(kept.key))?.keyId, kept.id);
+
+    clock = new Date('2025-03-01T00:00:00.000Z');
+    const again = await store.revokeApiKey(revoked.id);
+    assert.equal(again.revokedAt, '2025-02-01T00:00:00.000Z', 'first revocation time is kept');
+    const listed = await store.listApiKeys(account.id);
+    assert.deepEqual(
+      listed.map((key) => [key.id, key.revoked]),
+      [
+        [revoked.id, true],
+        [kept.id, false],
+      ],
+    );
+    assert.equal((await store.getApiKey(revoked.id))?.revoked, true);
+  });
+
+  it('reports NOT_FOUND when revoking an unknown key', async () => {
+    await rejectsNadirError(store.revokeApiKey('nadir_000000000000'), 'NOT_FOUND');
+    await rejectsNadirError(store.revokeApiKey('not a key id'), 'NOT_FOUND');
+  });
+
+  it("stops accepting a disabled account's keys until it is enabled again", async () => {
+    const issued = await store.issueApiKey(account.id);
+    await store.setDisabled(account.id, true);
+    assert.equal(await store.lookupApiKey(issued.key), undefined);
+    await store.setDisabled(account.id, false);
+    assert.equal((await store.lookupApiKey(issued.key))?.keyId, issued.id);
+  });
+});
+
+describe('API key storage', () => {
+  it('stores only a hash: the key and its secret part appear nowhere in the database files', async () => {
+    const temp = makeTempDir();
+    try {
+      const path = join(temp.dir, 'accounts.db');
+      const store = SqliteAccountStore.open(path);
+      const account = await store.createAccount({ name: 'Acme' });
+      const keys = [await store.issueApiKey(account.id), await store.issueApiKey(account.id)];
+      await store.revokeApiKey(keys[0]?.id ?? '');
+
+      // Inspect while open too, so WAL contents are covered before the close checkpoint.
+      const filesWhileOpen = readDatabaseFiles(path);
+      await store.close();
+      const filesAfterClose = readDatabaseFiles(path);
+
+      let sawHash = false;
+      for (const { key, prefix } of keys) {
+        const secret = key.slice(prefix.length + 1);
+        const hash = createHash('sha256').update(key).digest();
+        for (const bytes of [filesWhileOpen, filesAfterClose]) {
+          assert.equal(bytes.indexOf(key), -1, 'full key found in database files');
+          assert.equal(bytes.indexOf(secret), -1, 'key secret found in database files');
+          assert.equal(bytes.indexOf(Buffer.from(secret, 'base64url')), -1, 'decoded secret found');
+        }
+        sawHash ||= filesAfterClose.indexOf(hash) !== -1;
+      }
+      assert.ok(sawHash, 'the SHA-256 of the key is what is stored');
+
+      const reopened = SqliteAccountStore.open(path);
+      assert.equal((await reopened.lookupApiKey(keys[1]?.key ?? ''))?.account.id, account.id);
+      assert.equal(await reopened.lookupApiKey(keys[0]?.key ?? ''), undefined);
+      await reopened.close();
+    } finally {
+      temp.cleanup();
+    }
+  });
+});
+
+function readDatabaseFiles(path: string): Buffer {
+  const files = [path, `${path}-wal`, `${path}-shm`].filter((file) => existsSync(file));
+  return Buffer.concat(files.map((file) => readFileSync(file)));
+}
