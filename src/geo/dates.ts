@@ -32,6 +32,8 @@ export function subtractRelative(today: string, amount: number, unit: 'Y' | 'M' 
   }
   const months = unit === 'Y' ? amount * 12 : amount;
   const total = y * 12 + (m - 1) - months;
+  // Further back than year 1 (e.g. 9999Y): the earliest date, still a well-formed YYYY-MM-DD.
+  if (total < 12) return '0001-01-01';
   const year = Math.floor(total / 12);
   const month = (total % 12) + 1;
   return formatDate(year, month, Math.min(d, daysInMonth(year, month)));

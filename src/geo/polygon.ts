@@ -80,13 +80,8 @@ function* edges(polygon: Ring[]): Generator<[Position, Position]> {
   }
 }
 
-function boxCorners(box: Bounds): Position[] {
-  return [
-    [box.minX, box.minY],
-    [box.maxX, box.minY],
-    [box.maxX, box.maxY],
-    [box.minX, box.maxY],
-  ];
+function boxCentreInPolygon(box: Bounds, polygon: Ring[]): boolean {
+  return pointInPolygon((box.minX + box.maxX) / 2, (box.minY + box.maxY) / 2, polygon);
 }
 
 /** True when the box and the footprint share some area. */
@@ -94,9 +89,7 @@ export function boxIntersectsMultiPolygon(box: Bounds, mp: MultiPolygon): boolea
   return mp.some((polygon) => {
     for (const [a, b] of edges(polygon)) if (segmentCrossesBoxInterior(a, b, box)) return true;
     // No boundary crosses the box: it is wholly inside the polygon, wholly in a hole, or apart.
-    const cx = (box.minX + box.maxX) / 2;
-    const cy = (box.minY + box.maxY) / 2;
-    return pointInPolygon(cx, cy, polygon);
+    return boxCentreInPolygon(box, polygon);
   });
 }
 
@@ -104,6 +97,8 @@ export function boxIntersectsMultiPolygon(box: Bounds, mp: MultiPolygon): boolea
 export function boxInsideMultiPolygon(box: Bounds, mp: MultiPolygon): boolean {
   return mp.some((polygon) => {
     for (const [a, b] of edges(polygon)) if (segmentCrossesBoxInterior(a, b, box)) return false;
-    return boxCorners(box).every(([x, y]) => pointInPolygon(x, y, polygon));
+    // The box interior meets no boundary, so it is all in or all out: its centre decides. (Testing
+    // the corners instead misjudged boxes touching the boundary, as corners on an edge go either way.)
+    return boxCentreInPolygon(box, polygon);
   });
 }

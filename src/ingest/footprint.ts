@@ -18,14 +18,14 @@ export async function traceFootprint(cogPath: string): Promise<MultiPolygon> {
     const overviews = Array.from({ length: band.overviews.count() }, (_, i) => band.overviews.get(i));
     const levels = [band, ...overviews].filter((b): b is gdal.RasterBand => b !== null);
     const level = levels.find((b) => Math.max(b.size.x, b.size.y) <= MAX_FOOTPRINT_PIXELS) ?? levels.at(-1) ?? band;
-    const mask = level.getMaskBand();
-    if (!mask) throw new Error(`${cogPath} has no mask band`);
+    const mask = await georeferencedMask(ds, level);
     const layer = memory.layers.create('footprint', ds.srs, gdal.wkbPolygon);
     layer.fields.add(new gdal.FieldDefn('valid', gdal.OFTInteger));
-    await gdal.polygonizeAsync({ src: mask, dst: layer, mask, pixValField: 0, connectedness: 8 });
+    const maskBand = mask.bands.get(1);
+    await gdal.polygonizeAsync({ src: maskBand, dst: layer, mask: maskBand, pixValField: 0, connectedness: 8 });
+    const pixel = Math.abs((mask.geoTransform as number[])[1] as number);
+    mask.close();
 
-    const gt = ds.geoTransform as number[];
-    const pixel = Math.abs((gt[1] as number) * (band.size.x / level.size.x));
     const parts = new gdal.MultiPolygon();
     for (const feature of layer.features) {
       const geometry = feature.getGeometry();
@@ -38,6 +38,23 @@ export async function traceFootprint(cogPath: string): Promise<MultiPolygon> {
     memory.close();
     ds.close();
   }
+}
+
+/**
+ * An overview band has no geotransform of its own (polygonising it yields pixel coordinates),
+ * so its mask is copied into an in-memory raster that carries the level's geotransform.
+ */
+async function georeferencedMask(ds: gdal.Dataset, level: gdal.RasterBand): Promise<gdal.Dataset> {
+  const source = level.getMaskBand();
+  if (!source) throw new Error('the COG has no mask band');
+  const { x: width, y: height } = level.size;
+  const pixels = await source.pixels.readAsync(0, 0, width, height, new Uint8Array(width * height));
+  const gt = ds.geoTransform as number[];
+  const scale = ds.rasterSize.x / width;
+  const mask = gdal.open('', 'w', 'MEM', width, height, 1, 'Byte');
+  mask.geoTransform = [gt[0] as number, (gt[1] as number) * scale, 0, gt[3] as number, 0, (gt[5] as number) * scale];
+  await mask.bands.get(1).pixels.writeAsync(0, 0, width, height, pixels);
+  return mask;
 }
 
 function toLonLatMultiPolygon(geometry: gdal.Geometry): MultiPolygon {

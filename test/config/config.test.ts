@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { parseConfig } from '../../src/config/config.js';
+import { isNadirError } from '../../src/errors.js';
+
+const cwd = resolve('/srv/nadir-test');
+
+/** Asserts parseConfig throws INVALID_CONFIG naming `variable` and quoting the bad value. */
+function assertInvalid(env: NodeJS.ProcessEnv, variable: string, value: string): void {
+  assert.throws(
+    () => parseConfig(env, cwd),
+    (error: unknown) => {
+      assert.ok(isNadirError(error), 'a NadirError');
+      assert.equal(error.code, 'INVALID_CONFIG');
+      assert.equal(error.details.variable, variable);
+      assert.match(error.message, new RegExp(`^${variable} `));
+      assert.ok(error.message.includes(JSON.stringify(value)), `message quotes the value: ${error.message}`);
+      return true;
+    },
+    `${variable}=${JSON.stringify(value)}`,
+  );
+}
+
+describe('parseConfig defaults', () => {
+  it('uses ./data under cwd, nadir.sqlite in it, port 8080, info logs', () => {
+    const config = parseConfig({}, cwd);
+    assert.deepEqual(config, {
+      dataDir: join(cwd, 'data'),
+      databasePath: join(cwd, 'data', 'nadir.sqlite'),
+      host: '0.0.0.0',
+      port: 8080,
+      logLevel: 'info',
+      tokenSecrets: undefined,
+      publicUrl: undefined,
+    });
+  });
+
+  it('treats empty variables as unset', () => {
+    const empty = {
+      NADIR_DATA_DIR: '',
+      NADIR_DATABASE: '',
+      NADIR_PORT: '',
+      NADIR_LOG_LEVEL: '',
+      NADIR_PUBLIC_URL: '',
+      NADIR_HOST: '',
+      NADIR_TOKEN_SECRETS: '',
+    };
+    assert.deepEqual(parseConfig(empty, cwd), parseConfig({}, cwd));
+  });
+
+  it('ignores unrelated variables', () => {
+    assert.deepEqual(parseConfig({ PORT: '1', LOG_LEVEL: 'nope', HOME: '/x' }, cwd), parseConfig({}, cwd));
+  });
+});
+
+describe('parseConfig overrides', () => {
+  it('resolves a relative data dir against cwd and keeps the database inside it', () => {
+    const config = parseConfig({ NADIR_DATA_DIR: 'var/nadir' }, cwd);
+    assert.equal(config.dataDir, join(cwd, 'var', 'nadir'));
+    assert.equal(config.databasePath, join(cwd, 'var', 'nadir', 'nadir.sqlite'));
+  });
+
+  it('takes an absolute data dir as is', () => {
+    const config = parseConfig({ NADIR_DATA_DIR: '/mnt/imagery' }, cwd);
+    assert.equal(config.dataDir, '/mnt/imagery');
+    assert.equal(config.databasePath, '/mnt/imagery/nadir.sqlite');
+  });
+
+  it('takes NADIR_DATABASE: absolute, relative to cwd, or :memory:', () => {
+    assert.equal(parseConfig({ NADIR_DATABASE: '/db/cat.sqlite' }, cwd).databasePath, '/db/cat.sqlite');
+    assert.equal(parseConfig({ NADIR_DATABASE: 'db/cat.sqlite' }, cwd).databasePath, join(cwd, 'db', 'cat.sqlite'));
+    assert.equal(parseConfig({ NADIR_DATABASE: ':memory:' }, cwd).databasePath, ':memory:');
+    // The data dir is unaffected by where the database lives.
+    assert.equal(parseConfig({ NADIR_DATABASE: '/db/cat.sqlite' }, cwd).dataDir, join(cwd, 'data'));
+  });
+
+  it('takes port, host, log level, public URL and token secrets', () => {
+    const config = parseConfig(
+      {
+        NADIR_PORT: '9090',
+        NADIR_HOST: '127.0.0.1',
+        NADIR_LOG_LEVEL: 'debug',
+        NADIR_PUBLIC_URL: 'https://imagery.example.org/nadir',
+        NADIR_TOKEN_SECRETS: 'k1:abc',
+      },
+      cwd,
+    );
+    assert.equal(config.port, 9090);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.logLevel, 'debug');
+    assert.equal(config.publicUrl, 'https://imagery.example.org/nadir');
+    assert.equal(config.tokenSecrets, 'k1:abc');
+  });
+
+  it('accepts the port range ends and every log level', () => {
+    assert.equal(parseConfig({ NADIR_PORT: '0' }, cwd).port, 0);
+    assert.equal(parseConfig({ NADIR_PORT: '65535' }, cwd).port, 65535);
+    assert.equal(parseConfig({ NADIR_PORT: '080' }, cwd).port, 80);
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
+      assert.equal(parseConfig({ NADIR_LOG_LEVEL: level }, cwd).logLevel, level);
+    }
+    assert.equal(parseConfig({ NADIR_PUBLIC_URL: 'http://localhost:8080' }, cwd).publicUrl, 'http://localhost:8080');
+  });
+});
+
+describe('parseConfig rejects bad values with INVALID_CONFIG naming the variable', () => {
+  it('NADIR_PORT', () => {
+    for (const value of ['abc', '70000', '65536', '-1', '8080x', '80.5', '1e3', '0x50', '+80']) {
+      assertInvalid({ NADIR_PORT: value }, 'NADIR_PORT', value);
+    }
+  });
+
+  it('NADIR_LOG_LEVEL (case-sensitive)', () => {
+    for (const value of ['verbose', 'INFO', 'Debug', 'warning', ' info']) {
+      assertInvalid({ NADIR_LOG_LEVEL: value }, 'NADIR_LOG_LEVEL', value);
+    }
+  });
+
+  it('NADIR_PUBLIC_URL', () => {
+    for (const value of ['example.org', 'ftp://example.org', 'https://', 'http://exa mple.org', '/nadir', 'https:/x']) {
+      assertInvalid({ NADIR_PUBLIC_URL: value }, 'NADIR_PUBLIC_URL', value);
+    }
+  });
+
+  it('reports the first bad variable even when others are fine', () => {
+    assertInvalid({ NADIR_DATA_DIR: '/ok', NADIR_PORT: '99999' }, 'NADIR_PORT', '99999');
+  });
+});
