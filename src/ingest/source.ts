@@ -2,8 +2,7 @@ import { access } from 'node:fs/promises';
 import gdal from 'gdal-async';
 import type { ContentType } from '../catalogue/survey.js';
 import { NadirError } from '../errors.js';
-import { haversineMetres } from '../geo/ground.js';
-import type { Bounds } from '../geo/web-mercator.js';
+import { type Bounds, groundScale, mercatorToLonLat } from '../geo/web-mercator.js';
 
 /** What ingest learned about one source raster before writing anything. */
 export interface SourceRaster {
@@ -30,7 +29,6 @@ export interface SourceRaster {
   scaleToByte?: { max: number };
 }
 
-const WGS84_LONLAT = gdal.SpatialReference.fromProj4('+proj=longlat +datum=WGS84 +no_defs');
 const WEB_MERCATOR = gdal.SpatialReference.fromEPSG(3857);
 
 const GMF_PER_DATASET = 0x02;
@@ -60,20 +58,15 @@ function usableNodata(band: gdal.RasterBand): number | undefined {
 
 type GeoTransform = [number, number, number, number, number, number];
 
-function groundGsd(ds: gdal.Dataset): number {
-  const gt = ds.geoTransform as GeoTransform;
-  const { x: w, y: h } = ds.rasterSize;
-  const toLonLat = new gdal.CoordinateTransformation(ds.srs as gdal.SpatialReference, WGS84_LONLAT);
-  const at = (px: number, py: number) => {
-    const p = toLonLat.transformPoint(gt[0] + px * gt[1] + py * gt[2], gt[3] + px * gt[4] + py * gt[5]);
-    return [p.x, p.y] as const;
-  };
-  const cx = Math.floor(w / 2);
-  const cy = Math.floor(h / 2);
-  const [lon, lat] = at(cx, cy);
-  const [lonX, latX] = at(cx + 1, cy);
-  const [lonY, latY] = at(cx, cy + 1);
-  return (haversineMetres(lon, lat, lonX, latX) + haversineMetres(lon, lat, lonY, latY)) / 2;
+/**
+ * Ground metres per pixel at the raster's centre, from the EPSG:3857 resolution GDAL's warper
+ * suggests (it keeps the source's pixel count along the diagonal) and Mercator's scale there.
+ * Going through the warper rather than an OSR transform sidesteps axis order: GDAL 3 reads
+ * EPSG:4326 as lat/lon, and a dataset's SRS handed to JS loses GeoTIFF's lon/lat mapping.
+ */
+function groundGsd(mercatorExtent: Bounds, mercatorResolution: number): number {
+  const [, lat] = mercatorToLonLat(0, (mercatorExtent.minY + mercatorExtent.maxY) / 2);
+  return mercatorResolution * groundScale(lat);
 }
 
 async function colourScale(ds: gdal.Dataset, bands: number[], dataType: string): Promise<{ max: number } | undefined> {
@@ -147,7 +140,7 @@ export async function inspectSource(type: ContentType, path: string): Promise<So
       hasInternalMask: first.getMaskFlags() === GMF_PER_DATASET,
       nodata: usableNodata(first),
       dataType,
-      gsd: groundGsd(ds),
+      gsd: groundGsd(mercatorExtent, sgt[1]),
       mercatorExtent,
       mercatorResolution: sgt[1],
       scaleToByte: kind === 'rgb' ? await colourScale(ds, bands, dataType) : undefined,

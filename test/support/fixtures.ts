@@ -1,0 +1,64 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { createServices, type Services } from '../../src/composition.js';
+import { parseConfig } from '../../src/config/config.js';
+
+export const run = promisify(execFile);
+
+/** ../shared/realdata beside the project (CI has it there). */
+export const REALDATA = resolve(import.meta.dirname, '../../../shared/realdata');
+export const HAVE_REALDATA = existsSync(join(REALDATA, 'README.md'));
+export const SKIP_REALDATA = HAVE_REALDATA
+  ? false
+  : `no ${REALDATA}: the shared real rasters are not beside the project`;
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, '../..');
+
+export async function tempDir(prefix: string): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), `nadir-${prefix}-`));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+export function servicesFor(dataDir: string): Services {
+  return createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir));
+}
+
+export async function writeManifest(dir: string, name: string, manifest: unknown): Promise<string> {
+  const path = join(dir, `${name}.json`);
+  await writeFile(path, JSON.stringify(manifest));
+  return path;
+}
+
+/** `gdalinfo -json` of a file: the independent view of what ingest wrote. */
+export async function gdalinfo(path: string, ...args: string[]): Promise<GdalInfo> {
+  const { stdout } = await run('gdalinfo', ['-json', ...args, path], { maxBuffer: 64 << 20 });
+  return JSON.parse(stdout) as GdalInfo;
+}
+
+export interface GdalInfo {
+  size: [number, number];
+  geoTransform: [number, number, number, number, number, number];
+  coordinateSystem?: { wkt: string };
+  metadata: Record<string, Record<string, string>>;
+  bands: {
+    band: number;
+    block: [number, number];
+    type: string;
+    colorInterpretation: string;
+    noDataValue?: number;
+    mask?: { flags: string[]; overviews?: unknown[] };
+    overviews?: { size: [number, number] }[];
+    minimum?: number;
+    maximum?: number;
+    mean?: number;
+  }[];
+}
+
+/** The command-line entry point run from source, for tests of whole processes. */
+export function cliArgs(...args: string[]): string[] {
+  return ['--import', 'tsx', join(PROJECT_ROOT, 'src/cli/bin.ts'), ...args];
+}
