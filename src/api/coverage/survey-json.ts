@@ -1,0 +1,45 @@
+import { CONTENT_TYPES, type ContentType, type RasterType, type Survey } from '../../catalogue/survey.js';
+import type { SurveyField } from './coverage-request.js';
+
+/** A survey as the coverage response shows it (spec "Survey", plus `tags` and `maxZoom`). */
+export interface SurveyJson {
+  id: string;
+  captureDate?: string;
+  firstPhotoTime?: string;
+  lastPhotoTime?: string;
+  /** GSD in ground metres per pixel, for each requested raster type the survey has. */
+  pixelSizes?: Partial<Record<RasterType, number>>;
+  tags?: string[];
+  /** Native (deepest) tile zoom of every content type the survey has, tile layers included. */
+  maxZoom?: Partial<Record<ContentType, number>>;
+}
+
+/** Micrometres are far below any GSD; rounding hides float noise such as 0.20000000298. */
+function roundGsd(gsd: number): number {
+  return Math.round(gsd * 1e6) / 1e6;
+}
+
+export function surveyJson(survey: Survey, types: readonly RasterType[], fields: ReadonlySet<SurveyField>): SurveyJson {
+  const json: SurveyJson = { id: survey.id };
+  if (fields.has('captureDate')) json.captureDate = survey.captureDate;
+  if (fields.has('firstPhotoTime')) json.firstPhotoTime = survey.firstPhotoTime;
+  if (fields.has('lastPhotoTime')) json.lastPhotoTime = survey.lastPhotoTime;
+  if (fields.has('pixelSizes')) {
+    const pixelSizes: SurveyJson['pixelSizes'] = {};
+    for (const type of types) {
+      const asset = survey.assets[type];
+      if (asset) pixelSizes[type] = roundGsd(asset.gsd);
+    }
+    json.pixelSizes = pixelSizes;
+  }
+  if (fields.has('tags')) json.tags = [...survey.tags];
+  if (fields.has('maxZoom')) {
+    const maxZoom: SurveyJson['maxZoom'] = {};
+    for (const type of CONTENT_TYPES) {
+      const asset = survey.assets[type];
+      if (asset) maxZoom[type] = asset.maxZoom;
+    }
+    json.maxZoom = maxZoom;
+  }
+  return json;
+}

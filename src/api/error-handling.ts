@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ApiFailure, failure, failureFromError } from './error-table.js';
+import { redactSecrets } from './log-safety.js';
+import { setStandardHeaders } from './request-lifecycle.js';
+
+/**
+ * Wires the error table into every way fastify can fail a request, so that no answer is ever
+ * fastify's default shape, an HTML page or a stack trace.
+ */
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+/** Every route is GET (spec: "All endpoints use HTTP GET"); HEAD comes with each GET route. */
+const ROUTE_METHODS = ['GET', 'HEAD'] as const;
+
+export function sendFailure(reply: FastifyReply, answer: ApiFailure): FastifyReply {
+  return reply.code(answer.status).headers(answer.headers).type(JSON_TYPE).send(answer.body);
+}
+
+function pathOf(url: string): string {
+  const path = url.split('?', 1)[0] ?? url;
+  return redactSecrets(path.length > 200 ? `${path.slice(0, 200)}...` : path);
+}
+
+function methodsAllowedFor(app: FastifyInstance, path: string): string[] {
+  return ROUTE_METHODS.filter((method) => app.findRoute({ method, url: path }) !== null);
+}
+
+function notFound(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?', 1)[0] ?? request.url;
+  const allowed = methodsAllowedFor(app, path);
+  if (allowed.length > 0 && request.method === 'OPTIONS') {
+    // CORS preflight, e.g. for a browser sending `Authorization: Apikey ...`.
+    return reply
+      .code(204)
+      .headers({
+        allow: [...allowed, 'OPTIONS'].join(', '),
+        'access-control-allow-methods': allowed.join(', '),
+        'access-control-allow-headers': 'Authorization, X-Request-Id',
+        'access-control-max-age': '86400',
+      })
+      .send();
+  }
+  if (allowed.length > 0) {
+    reply.header('allow', allowed.join(', '));
+    return sendFailure(
+      reply,
+      failure('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${pathOf(path)}; use ${allowed.join(' or ')}`),
+    );
+  }
+  return sendFailure(reply, failure('NOT_FOUND', `No endpoint ${request.method} ${pathOf(path)}`));
+}
+
+/** fastify `frameworkErrors`: URLs it cannot route (bad percent-encoding, over-long segments). */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  setStandardHeaders(request, reply);
+  const message =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'Malformed URL: the path is not valid percent-encoding'
+      : `Malformed request: ${STATUS_CODES[error.statusCode ?? 400] ?? 'bad request'}`;
+  sendFailure(reply, failure('BAD_REQUEST', message));
+}
+
+/** fastify `clientErrorHandler`: requests Node's HTTP parser rejects before fastify sees them. */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let message = 'Malformed HTTP request';
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') [status, message] = [408, 'Request not received in time'];
+  if (error.code === 'HPE_HEADER_OVERFLOW') [status, message] = [431, 'Request headers are too large'];
+  const body = JSON.stringify({ error: message, code: 'BAD_REQUEST' });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+        `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const answer = failureFromError(error, request.id);
+    // The cause of a 500 is only ever in the log (the answer names the request id to find it).
+    if (answer.body.code === 'INTERNAL') request.log.error({ err: error }, 'request failed');
+    else if (answer.status >= 500) request.log.warn({ code: answer.body.code }, answer.body.error);
+    return sendFailure(reply, answer);
+  });
+  app.setNotFoundHandler((request, reply) => notFound(app, request, reply));
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { redactUrl } from './log-safety.js';
+
+/**
+ * What every response carries whatever route (or none) answered it: `X-Request-Id`,
+ * `Server-Timing`, CORS headers, and one access-log line with a redacted URL.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** `name;dur=ms` entries for Server-Timing, added by handlers via addServerTiming. */
+    serverTimings: string[] | null;
+  }
+}
+
+/** Accepted incoming ids: what tracing systems send (UUIDs, hex trace ids), nothing that could forge a log line. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** fastify `genReqId`: the caller's `X-Request-Id` when sane, else a fresh UUID. */
+export function requestIdFor(request: IncomingMessage): string {
+  const incoming = request.headers['x-request-id'];
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** Browsers may call the API from any origin; it uses no cookies, so `*` exposes nothing. */
+export const CORS_HEADERS: Readonly<Record<string, string>> = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers':
+    'X-Request-Id, Server-Timing, Retry-After, Content-Disposition, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Survey-Ids',
+  'timing-allow-origin': '*',
+};
+
+export function addServerTiming(request: FastifyRequest, name: string, milliseconds: number): void {
+  request.serverTimings ??= [];
+  request.serverTimings.push(`${name};dur=${milliseconds.toFixed(2)}`);
+}
+
+/** Runs one step of a handler and reports its duration in Server-Timing, even when it throws. */
+export async function timedStep<T>(request: FastifyRequest, name: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    addServerTiming(request, name, performance.now() - started);
+  }
+}
+
+export function serverTimingHeader(request: FastifyRequest, reply: FastifyReply): string {
+  return [...(request.serverTimings ?? []), `total;dur=${reply.elapsedTime.toFixed(2)}`].join(', ');
+}
+
+/** For the few answers sent outside the hooks (fastify's framework errors). */
+export function setStandardHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.headers(CORS_HEADERS);
+  reply.header('x-request-id', request.id);
+  reply.header('server-timing', serverTimingHeader(request, reply));
+}
+
+export function installRequestLifecycle(app: FastifyInstance): void {
+  app.decorateRequest('serverTimings', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.headers(CORS_HEADERS);
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('server-timing', serverTimingHeader(request, reply));
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: redactUrl(request.url),
+        statusCode: reply.statusCode,
+        durationMs: Number(reply.elapsedTime.toFixed(2)),
+      },
+      'request',
+    );
+  });
+}

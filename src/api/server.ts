@@ -1,0 +1,59 @@
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { Services } from '../composition.js';
+import { registerCoverageRoute } from './coverage/coverage-route.js';
+import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
+import { type LogDestination, loggerOptions } from './log-safety.js';
+import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
+import { normaliseQuery } from './query-params.js';
+import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
+import { registerSystemRoutes, type ServerState } from './system-routes.js';
+
+export interface BuildServerOptions {
+  /** Where log lines go (default stdout); tests pass a collector to inspect them. */
+  logStream?: LogDestination;
+  /** The clock for "today" in relative dates; tests pin it. */
+  now?: () => Date;
+}
+
+/**
+ * The HTTP server, built from Services only (no module state), so tests can run several
+ * side by side. Routes stay thin: they parse, call a service, and shape the answer.
+ */
+export async function buildServer(services: Services, options: BuildServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(services.config.logLevel, options.logStream),
+    // One redacted access-log line per request comes from our onResponse hook instead.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    requestIdHeader: false,
+    genReqId: requestIdFor,
+    // During shutdown, requests that still arrive on open keep-alive connections are served
+    // (with `Connection: close`) rather than answered with fastify's own 503 body.
+    return503OnClosing: false,
+    // Numbers are converted strictly by query-params.ts; ajv's coercion is looser than the API.
+    ajv: { customOptions: { coerceTypes: false, verbose: true } },
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+    // Every endpoint is GET without a body.
+    bodyLimit: 1024,
+  });
+  const state: ServerState = { draining: false };
+  app.addHook('preClose', async () => {
+    state.draining = true;
+  });
+  // A request in flight when shutdown begins must not leave its keep-alive connection open
+  // after it is answered: close() would then wait for the client's idle timeout.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (state.draining) reply.header('connection', 'close');
+    return payload;
+  });
+
+  installRequestLifecycle(app);
+  installErrorHandling(app);
+  // Every route's query string: duplicates refused, numbers parsed strictly (query-params.ts).
+  app.addHook('preValidation', async (request) => normaliseQuery(request));
+  await registerOpenApiGenerator(app, services.config.publicUrl);
+  registerSystemRoutes(app, services, state);
+  registerCoverageRoute(app, services, options.now ?? (() => new Date()));
+  await registerOpenApiRoutes(app);
+  return app;
+}

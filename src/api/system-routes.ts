@@ -1,0 +1,72 @@
+import { access, constants } from 'node:fs/promises';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import gdal from 'gdal-async';
+import type { Services } from '../composition.js';
+import { packageVersion } from '../version.js';
+import { sendFailure } from './error-handling.js';
+import { failure } from './error-table.js';
+import { errorResponses } from './schemas.js';
+
+/** Shared with server.ts: set when shutdown begins, so `/ready` turns away new traffic at once. */
+export interface ServerState {
+  draining: boolean;
+}
+
+/** An id no account has: the query proves the accounts tables answer without reading much. */
+const PROBE_ACCOUNT_ID = '00000000-0000-0000-0000-000000000000';
+
+/** `/health` (the process answers), `/ready` (it can serve: stores reachable), `/version`. */
+export function registerSystemRoutes(app: FastifyInstance, services: Services, state: ServerState): void {
+  const version = { name: 'nadir', version: packageVersion(), gdal: gdal.version, node: process.versions.node };
+
+  app.get(
+    '/health',
+    {
+      schema: {
+        summary: 'Liveness: the process is up and answering',
+        tags: ['operations'],
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/version',
+    {
+      schema: {
+        summary: 'Versions of nadir and what it runs on',
+        tags: ['operations'],
+        response: {
+          200: Type.Object({ name: Type.String(), version: Type.String(), gdal: Type.String(), node: Type.String() }),
+        },
+      },
+    },
+    async () => version,
+  );
+
+  app.get(
+    '/ready',
+    {
+      schema: {
+        summary: 'Readiness: the catalogue, the account store and the data folder are reachable',
+        tags: ['operations'],
+        response: { 200: Type.Object({ status: Type.Literal('ready') }), ...errorResponses(503) },
+      },
+    },
+    async (request, reply) => {
+      if (state.draining) return sendFailure(reply, failure('NOT_READY', 'Not ready: the server is shutting down'));
+      try {
+        await services.catalogue.ping();
+        await services.accounts.getAccount(PROBE_ACCOUNT_ID);
+        await access(services.config.dataDir, constants.R_OK | constants.W_OK);
+        return { status: 'ready' as const };
+      } catch (error) {
+        // The reason goes to the log, not to whoever probes: it may name files.
+        request.log.warn({ err: error }, 'not ready');
+        return sendFailure(reply, failure('NOT_READY', 'Not ready: a store is unreachable'));
+      }
+    },
+  );
+}

@@ -1,0 +1,36 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { Services } from '../composition.js';
+import type { Config } from '../config/config.js';
+
+export interface CliContext {
+  config: Config;
+  /** Built on first use, so `--help` and argument errors never open the database. */
+  services(): Services;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(args: string[], ctx: CliContext): Promise<number>;
+}
+
+/** A mistake in how a command was called: printed with a hint, exit code 2. */
+export class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** node:util parseArgs with usage errors instead of TypeErrors. */
+export function parseCommandArgs<O extends Options>(args: string[], options: O, allowPositionals = true) {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export function printJson(ctx: CliContext, value: unknown): void {
+  ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}

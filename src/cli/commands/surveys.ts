@@ -1,0 +1,49 @@
+import { NadirError } from '../../errors.js';
+import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
+import { surveySummary } from './ingest.js';
+
+const WORLD = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
+
+export const surveysCommand: Command = {
+  name: 'surveys',
+  summary: 'List, show or delete surveys in the catalogue',
+  usage: `nadir surveys list [--json]
+nadir surveys show <id> [--json]
+nadir surveys delete <id>`,
+  async run(args: string[], ctx: CliContext) {
+    const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
+    const [action, id] = positionals;
+    const { catalogue } = ctx.services();
+    if (action === 'list') {
+      const { surveys, total } = await catalogue.search({ area: WORLD, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
+      if (values.json) printJson(ctx, { total, surveys: surveys.map(surveySummary) });
+      else {
+        for (const s of surveys) {
+          ctx.stdout.write(
+            `${s.id}  ${s.captureDate}  v${s.version}  ${Object.keys(s.assets).join(',')}  ${s.tags.join(',')}\n`,
+          );
+        }
+        ctx.stdout.write(`${total} survey(s)\n`);
+      }
+      return 0;
+    }
+    if (!id || (action !== 'show' && action !== 'delete'))
+      throw new UsageError('expected list, show <id> or delete <id>');
+    if (action === 'show') {
+      const survey = await catalogue.get(id);
+      if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
+      printJson(ctx, values.json ? survey : surveySummary(survey));
+      return 0;
+    }
+    const { files } = ctx.services();
+    const unlock = await files.lock(id);
+    try {
+      if (!(await catalogue.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
+      await files.removeUnreferencedVersions(id, await catalogue.referencedUris());
+    } finally {
+      await unlock();
+    }
+    ctx.stdout.write(`deleted survey ${id}\n`);
+    return 0;
+  },
+};

@@ -1,0 +1,67 @@
+import { createServices, type Services } from '../composition.js';
+import { parseConfig } from '../config/config.js';
+import { isNadirError } from '../errors.js';
+import { packageVersion } from '../version.js';
+import { type CliContext, type Command, UsageError } from './command.js';
+import { accountsCommand } from './commands/accounts.js';
+import { demoCommand } from './commands/demo.js';
+import { ingestCommand } from './commands/ingest.js';
+import { serveCommand } from './commands/serve.js';
+import { surveysCommand } from './commands/surveys.js';
+
+const COMMANDS: Command[] = [serveCommand, ingestCommand, demoCommand, surveysCommand, accountsCommand];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+  return `nadir: aerial imagery service\n\nUsage: nadir <command> [options]   (nadir <command> --help)\n\nCommands:\n${lines.join('\n')}\n`;
+}
+
+/** Runs one CLI invocation; returns the exit code. Never throws. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [name, ...args] = argv;
+  const out = process.stdout;
+  const err = process.stderr;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    out.write(overview());
+    return name ? 0 : 2;
+  }
+  if (name === '--version') {
+    out.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    err.write(`nadir: unknown command "${name}" (try nadir --help)\n`);
+    return 2;
+  }
+  if (args.includes('--help') || args.includes('-h')) {
+    out.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
+    return 0;
+  }
+  let services: Services | undefined;
+  try {
+    const config = parseConfig(env, process.cwd());
+    const ctx: CliContext = {
+      config,
+      services: () => {
+        services ??= createServices(config);
+        return services;
+      },
+      stdout: out,
+      stderr: err,
+    };
+    return await command.run(args, ctx);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err.write(`nadir ${name}: ${error.message} (see nadir ${name} --help)\n`);
+      return 2;
+    }
+    const message = isNadirError(error) || error instanceof Error ? error.message : String(error);
+    err.write(`nadir ${name}: ${message.split('\n')[0]}\n`);
+    if (env.NADIR_DEBUG && error instanceof Error) err.write(`${error.stack}\n`);
+    return 1;
+  } finally {
+    await services?.close();
+  }
+}

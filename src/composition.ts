@@ -1,0 +1,69 @@
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AccountStore } from './accounts/index.js';
+import { SqliteAccountStore } from './accounts/index.js';
+import type { SurveyCatalogue } from './catalogue/catalogue.js';
+import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
+import type { Config } from './config/config.js';
+import { openSqlite } from './db/sqlite.js';
+import { SurveyIngestor } from './ingest/ingest-survey.js';
+import { SurveyFiles } from './ingest/survey-files.js';
+import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
+
+/** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
+export interface Services {
+  config: Config;
+  catalogue: SurveyCatalogue;
+  accounts: AccountStore;
+  files: SurveyFiles;
+  ingestor: SurveyIngestor;
+  /** Issues and decodes transaction tokens (keyring from config, else `<dataDir>/token-secrets`). */
+  tokens: TokenCodec;
+  close(): Promise<void>;
+}
+
+/**
+ * The transaction-token keyring: NADIR_TOKEN_SECRETS when set, else a secret generated on first
+ * start and kept in `<dataDir>/token-secrets` (mode 0600), so tokens survive restarts of a
+ * single-host install without any set-up. The file appears complete or not at all (written
+ * aside, then hard-linked, which fails if it exists), so two processes starting at once agree
+ * on one secret: the loser of the race reads the winner's file.
+ */
+function loadTokenKeyring(config: Config): TokenKeyring {
+  if (config.tokenSecrets) return parseTokenKeyring(config.tokenSecrets);
+  const file = join(config.dataDir, 'token-secrets');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    const staged = `${file}.${process.pid}.tmp`;
+    try {
+      writeFileSync(staged, `${generateTokenSecret()}\n`, { mode: 0o600 });
+      linkSync(staged, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(staged, { force: true });
+    }
+  }
+  return parseTokenKeyring(readFileSync(file, 'utf8'));
+}
+
+export function createServices(config: Config): Services {
+  // First, so a bad keyring fails before the database is opened.
+  const tokens = new TokenCodec(loadTokenKeyring(config));
+  const db = openSqlite(config.databasePath);
+  const catalogue = new SqliteSurveyCatalogue(db);
+  const accounts = new SqliteAccountStore(db);
+  const files = new SurveyFiles(config.dataDir);
+  const ingestor = new SurveyIngestor(catalogue, files);
+  return {
+    config,
+    catalogue,
+    accounts,
+    files,
+    ingestor,
+    tokens,
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,7 @@
+import { readFileSync } from 'node:fs';
+
+/** The package version, read once from package.json next to src/ or dist/. */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

@@ -1,0 +1,117 @@
+/** The `nadir` command as a user runs it: help, exit codes, one-line errors, --json output. */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT, REALDATA, SKIP_REALDATA, cliArgs, tempDir, writeManifest } from '../support/fixtures.js';
+
+const exec = promisify(execFile);
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function nadir(env: Record<string, string>, ...args: string[]): Promise<Result> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, cliArgs(...args), {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('nadir CLI', () => {
+  let dir: { path: string; remove: () => Promise<void> };
+  let env: Record<string, string>;
+
+  before(async () => {
+    dir = await tempDir('cli');
+    env = { NADIR_DATA_DIR: join(dir.path, 'data') };
+  });
+  after(() => dir.remove());
+
+  test('without a command it prints the overview and exits 2', async () => {
+    const r = await nadir(env);
+    assert.equal(r.code, 2);
+    for (const name of ['serve', 'ingest', 'demo', 'surveys']) assert.match(r.stdout, new RegExp(`\\n  ${name} `));
+  });
+
+  for (const name of ['serve', 'ingest', 'demo', 'surveys']) {
+    test(`nadir ${name} --help prints its usage and exits 0`, async () => {
+      const r = await nadir(env, name, '--help');
+      assert.equal(r.code, 0);
+      assert.match(r.stdout, new RegExp(`Usage: nadir ${name}`));
+    });
+  }
+
+  test('an unknown command exits 2 with one line', async () => {
+    const r = await nadir(env, 'frobnicate');
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+    assert.match(r.stderr, /unknown command "frobnicate"/);
+  });
+
+  test('an unknown option exits 2 naming it', async () => {
+    const r = await nadir(env, 'ingest', '--colour', 'x.json');
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /--colour/);
+  });
+
+  test('a bad configuration names the variable and exits 1', async () => {
+    const r = await nadir({ ...env, NADIR_PORT: 'eighty' }, 'surveys', 'list');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /NADIR_PORT/);
+  });
+
+  test('a failed ingest exits 1 with a one-line message', async () => {
+    const manifest = await writeManifest(dir.path, 'missing', {
+      captureDate: '2024-01-01',
+      assets: { Vert: 'gone.tif' },
+    });
+    const r = await nadir(env, 'ingest', manifest);
+    assert.equal(r.code, 1);
+    // Progress lines may come first; the error itself is the last line and only one line.
+    const lines = r.stderr.trim().split('\n');
+    assert.match(lines.at(-1) ?? '', /^nadir ingest: .*gone\.tif: file not found$/);
+    assert.equal(lines.filter((line) => line.startsWith('nadir ')).length, 1);
+  });
+
+  test('ingest --json and surveys list/show/delete', { skip: SKIP_REALDATA }, async () => {
+    const manifest = await writeManifest(dir.path, 'duluth', {
+      captureDate: '2020-06-01',
+      tags: ['disaster:flood'],
+      assets: { TrueOrtho: join(REALDATA, 'webodm/orthophoto.tif') },
+    });
+    const ingested = await nadir(env, 'ingest', manifest, '--json');
+    assert.equal(ingested.code, 0, ingested.stderr);
+    const survey = JSON.parse(ingested.stdout) as {
+      id: string;
+      version: number;
+      assets: Record<string, { gsd: number }>;
+    };
+    assert.equal(survey.version, 1);
+    assert.ok(Math.abs((survey.assets.TrueOrtho?.gsd ?? 0) - 0.5) < 0.01);
+
+    const list = JSON.parse((await nadir(env, 'surveys', 'list', '--json')).stdout) as {
+      total: number;
+      surveys: { id: string }[];
+    };
+    assert.equal(list.total, 1);
+    assert.equal(list.surveys[0]?.id, survey.id);
+
+    const shown = JSON.parse((await nadir(env, 'surveys', 'show', survey.id, '--json')).stdout) as { tags: string[] };
+    assert.deepEqual(shown.tags, ['disaster:flood']);
+
+    assert.equal((await nadir(env, 'surveys', 'delete', survey.id)).code, 0);
+    const missing = await nadir(env, 'surveys', 'show', survey.id);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no survey/);
+  });
+});
