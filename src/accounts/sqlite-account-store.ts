@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Statement } from 'better-sqlite3';
 import { migrate, openSqlite, type SqliteDatabase } from '../db/sqlite.js';
 import { invalidParameter, NadirError } from '../errors.js';
 import { apiKeyMatchesHash, displayPrefix, generateApiKey, keyIdOfApiKey, normaliseKeyId } from './api-key.js';
@@ -60,6 +61,8 @@ const KEY_ID_ATTEMPTS = 3;
  */
 export class SqliteAccountStore implements AccountStore {
   readonly #db: SqliteDatabase;
+  // Preparing costs more than running a lookup; every statement here is reused per request.
+  readonly #statements = new Map<string, Statement>();
   readonly #ownsDatabase: boolean;
   readonly #now: () => Date;
   readonly #ledger: SqliteUsageLedger;
@@ -76,6 +79,15 @@ export class SqliteAccountStore implements AccountStore {
     this.#ownsDatabase = ownsDatabase;
     this.#now = options.now ?? (() => new Date());
     this.#ledger = new SqliteUsageLedger(db, this.#now);
+  }
+
+  #statement(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 
   async createAccount(input: NewAccount): Promise<Account> {
@@ -99,27 +111,25 @@ export class SqliteAccountStore implements AccountStore {
       if (this.#accountRowByName(name)) {
         throw invalidParameter('name', `An account named ${JSON.stringify(name)} already exists`);
       }
-      this.#db
-        .prepare(
-          `INSERT INTO accounts (id, name, raster_subscription, monthly_allowance, tile_rate_limit,
+      this.#statement(
+        `INSERT INTO accounts (id, name, raster_subscription, monthly_allowance, tile_rate_limit,
              tile_rate_interval_seconds, disabled, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)`,
-        )
-        .run(
-          account.id,
-          name,
-          Number(account.rasterSubscription),
-          monthlyAllowance,
-          tileRateLimit,
-          tileRateInterval,
-          account.createdAt,
-        );
+      ).run(
+        account.id,
+        name,
+        Number(account.rasterSubscription),
+        monthlyAllowance,
+        tileRateLimit,
+        tileRateInterval,
+        account.createdAt,
+      );
     });
     insert.immediate();
     return account;
   }
 
   async getAccount(accountId: string): Promise<Account | undefined> {
-    const row = this.#db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId);
+    const row = this.#statement('SELECT * FROM accounts WHERE id = ?').get(accountId);
     return row ? accountFromRow(row as AccountRow) : undefined;
   }
 
@@ -129,7 +139,7 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   async listAccounts(): Promise<Account[]> {
-    const rows = this.#db.prepare('SELECT * FROM accounts ORDER BY name').all() as AccountRow[];
+    const rows = this.#statement('SELECT * FROM accounts ORDER BY name').all() as AccountRow[];
     return rows.map(accountFromRow);
   }
 
@@ -158,7 +168,7 @@ export class SqliteAccountStore implements AccountStore {
   async issueApiKey(accountId: string): Promise<IssuedApiKey> {
     if (!(await this.getAccount(accountId))) throw accountNotFound(accountId);
     const createdAt = this.#now().toISOString();
-    const insert = this.#db.prepare(
+    const insert = this.#statement(
       'INSERT OR IGNORE INTO api_keys (id, account_id, key_hash, created_at) VALUES (?, ?, ?, ?)',
     );
     for (let attempt = 0; attempt < KEY_ID_ATTEMPTS; attempt++) {
@@ -180,9 +190,9 @@ export class SqliteAccountStore implements AccountStore {
 
   async listApiKeys(accountId: string): Promise<ApiKeyInfo[]> {
     if (!(await this.getAccount(accountId))) throw accountNotFound(accountId);
-    const rows = this.#db
-      .prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid')
-      .all(accountId) as ApiKeyRow[];
+    const rows = this.#statement('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at, rowid').all(
+      accountId,
+    ) as ApiKeyRow[];
     return rows.map(apiKeyInfoFromRow);
   }
 
@@ -195,16 +205,17 @@ export class SqliteAccountStore implements AccountStore {
     const row = this.#apiKeyRow(keyIdOrPrefix);
     if (!row) throw new NadirError('NOT_FOUND', `No API key ${JSON.stringify(keyIdOrPrefix)}`);
     // COALESCE keeps the first revocation time, so revoking twice is harmless.
-    this.#db
-      .prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?')
-      .run(this.#now().toISOString(), row.id);
+    this.#statement('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(
+      this.#now().toISOString(),
+      row.id,
+    );
     return apiKeyInfoFromRow(this.#apiKeyRow(row.id) ?? row);
   }
 
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     const keyId = keyIdOfApiKey(presentedKey);
     if (keyId === undefined) return undefined;
-    const keyRow = this.#db.prepare('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
+    const keyRow = this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
     // Compare the hash even for revoked keys so the answer's timing says nothing about them.
     if (!keyRow || !apiKeyMatchesHash(presentedKey, keyRow.key_hash) || keyRow.revoked_at) {
       return undefined;
@@ -244,20 +255,20 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   #accountRowByName(name: string): AccountRow | undefined {
-    return this.#db.prepare('SELECT * FROM accounts WHERE name = ?').get(name) as AccountRow | undefined;
+    return this.#statement('SELECT * FROM accounts WHERE name = ?').get(name) as AccountRow | undefined;
   }
 
   #apiKeyRow(keyIdOrPrefix: string): ApiKeyRow | undefined {
     const keyId = normaliseKeyId(keyIdOrPrefix);
     if (keyId === undefined) return undefined;
-    return this.#db.prepare('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
+    return this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
   }
 
   /** `assignments` is a fixed SQL fragment from this class, never user input. */
   #updateAccount(accountId: string, assignments: string, ...values: number[]): Account {
-    const result = this.#db.prepare(`UPDATE accounts SET ${assignments} WHERE id = ?`).run(...values, accountId);
+    const result = this.#statement(`UPDATE accounts SET ${assignments} WHERE id = ?`).run(...values, accountId);
     if (result.changes === 0) throw accountNotFound(accountId);
-    const row = this.#db.prepare('SELECT * FROM accounts WHERE id = ?').get(accountId);
+    const row = this.#statement('SELECT * FROM accounts WHERE id = ?').get(accountId);
     return accountFromRow(row as AccountRow);
   }
 }

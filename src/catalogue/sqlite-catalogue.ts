@@ -1,12 +1,11 @@
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
-import { boxInsideMultiPolygon, boxIntersectsMultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
-  compareNewestFirst,
-  matchesTags,
-  type SurveyCatalogue,
-  type SurveyPage,
-  type SurveySearch,
-} from './catalogue.js';
+  boxInsideMultiPolygon,
+  boxIntersectsMultiPolygon,
+  type MultiPolygon,
+  multiPolygonBounds,
+} from '../geo/polygon.js';
+import { matchesTags, type SurveyCatalogue, type SurveyPage, type SurveySearch } from './catalogue.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 
 const MIGRATIONS = [
@@ -16,6 +15,8 @@ const MIGRATIONS = [
      last_photo_time TEXT NOT NULL,
      version INTEGER NOT NULL,
      type_mask INTEGER NOT NULL,
+     tags TEXT NOT NULL,
+     footprint TEXT NOT NULL,
      body TEXT NOT NULL
    );
    CREATE VIRTUAL TABLE survey_extent USING rtree(survey_rowid, min_x, max_x, min_y, max_y);
@@ -29,6 +30,29 @@ function typeMask(types: readonly ContentType[]): number {
 
 interface SurveyRow {
   body: string;
+  footprint: string;
+}
+
+/** What a search decides on before it reads any survey document. */
+interface CandidateRow {
+  rowid: number;
+  footprint: string;
+  id: string;
+  capture_date: string;
+  last_photo_time: string;
+  tags: string;
+}
+
+/** The footprint lives in its own column so searches test it without parsing the document. */
+function toSurvey(row: SurveyRow): Survey {
+  return { ...(JSON.parse(row.body) as Omit<Survey, 'footprint'>), footprint: JSON.parse(row.footprint) };
+}
+
+/** decisions.md's order (as compareNewestFirst) on the columns, before any document is parsed. */
+function compareCandidates(a: CandidateRow, b: CandidateRow): number {
+  if (a.capture_date !== b.capture_date) return a.capture_date < b.capture_date ? 1 : -1;
+  if (a.last_photo_time !== b.last_photo_time) return a.last_photo_time < b.last_photo_time ? 1 : -1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /**
@@ -47,7 +71,8 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       deleteSurvey: db.prepare('DELETE FROM surveys WHERE rowid = ?'),
       deleteExtent: db.prepare('DELETE FROM survey_extent WHERE survey_rowid = ?'),
       insertSurvey: db.prepare(
-        'INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, body) VALUES (?, ?, ?, ?, ?, ?)',
+        `INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, footprint, body)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertExtent: db.prepare(
         'INSERT INTO survey_extent (survey_rowid, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)',
@@ -60,11 +85,12 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         `INSERT INTO survey_versions (id, last_version) VALUES (?, 1)
          ON CONFLICT (id) DO UPDATE SET last_version = last_version + 1 RETURNING last_version`,
       ),
-      get: db.prepare('SELECT body FROM surveys WHERE id = ?'),
-      all: db.prepare('SELECT body FROM surveys'),
+      get: db.prepare('SELECT body, footprint FROM surveys WHERE id = ?'),
+      byRowid: db.prepare('SELECT body, footprint FROM surveys WHERE rowid = ?'),
+      all: db.prepare('SELECT body, footprint FROM surveys'),
       count: db.prepare('SELECT count(*) AS n FROM surveys'),
       search: db.prepare(
-        `SELECT s.body FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
+        `SELECT s.rowid, s.id, s.capture_date, s.last_photo_time, s.tags, s.footprint FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
          WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
            AND s.capture_date >= @since AND s.capture_date <= @until
            AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`,
@@ -89,7 +115,9 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         survey.lastPhotoTime,
         survey.version,
         typeMask(types),
-        JSON.stringify(survey),
+        JSON.stringify(survey.tags),
+        JSON.stringify(survey.footprint),
+        JSON.stringify({ ...survey, footprint: undefined }),
       );
       s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
       s.bumpVersion.run(survey.id, survey.version);
@@ -98,7 +126,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   async get(id: string): Promise<Survey | undefined> {
     const row = this.#statements.get.get(id) as SurveyRow | undefined;
-    return row ? (JSON.parse(row.body) as Survey) : undefined;
+    return row ? toSurvey(row) : undefined;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -125,19 +153,26 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       until: query.until ?? '9999-99-99',
       mask: typeMask(query.types ?? []),
       all: query.typeMatch === 'any' ? 0 : 1,
-    }) as SurveyRow[];
+    }) as CandidateRow[];
     const exact = query.overlap === 'full' ? boxInsideMultiPolygon : boxIntersectsMultiPolygon;
+    const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
     const matches = rows
-      .map((row) => JSON.parse(row.body) as Survey)
-      .filter((survey) => matchesTags(survey.tags, query.tags) && exact(area, survey.footprint))
-      .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
-    return { surveys: matches.slice(query.offset, query.offset + query.limit), total: matches.length };
+      .filter(
+        (row) =>
+          (!tagFilter || matchesTags(JSON.parse(row.tags) as string[], tagFilter)) &&
+          exact(area, JSON.parse(row.footprint) as MultiPolygon),
+      )
+      .sort(query.order === 'oldest' ? (a, b) => compareCandidates(b, a) : compareCandidates);
+    // Only the page's documents are read: a dense area can have hundreds of candidates.
+    const page = matches.slice(query.offset, query.offset + query.limit);
+    const surveys = page.map((row) => toSurvey(this.#statements.byRowid.get(row.rowid) as SurveyRow));
+    return { surveys, total: matches.length };
   }
 
   async referencedUris(): Promise<Set<string>> {
     const uris = new Set<string>();
     for (const row of this.#statements.all.all() as SurveyRow[]) {
-      const survey = JSON.parse(row.body) as Survey;
+      const survey = toSurvey(row);
       for (const asset of Object.values(survey.assets)) if (asset) uris.add(asset.uri);
     }
     return uris;

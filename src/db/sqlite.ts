@@ -13,6 +13,10 @@ export function openSqlite(path: string): SqliteDatabase {
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 10000');
   db.pragma('foreign_keys = ON');
+  // Searches visit one survey row per candidate: with SQLite's default 2 MB cache each visit
+  // is a read() syscall. Memory-mapped pages (only those touched are resident) halve a search.
+  db.pragma('mmap_size = 1073741824');
+  db.pragma('cache_size = -65536');
   return db;
 }
 
