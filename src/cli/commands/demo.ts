@@ -1,0 +1,84 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AccountStore } from '../../accounts/index.js';
+import { DEFAULT_SEED, generateDemoTown } from '../../demo/index.js';
+import { type CliContext, type Command, parseCommandArgs, printJson } from '../command.js';
+import { createProgressReporter } from '../progress.js';
+
+// Bump when the generator's output changes, so an old generated town is rebuilt.
+const GENERATOR_REVISION = 2;
+const DEMO_ACCOUNT = 'demo';
+
+/**
+ * The demo account's key is kept in the data folder so every `nadir demo` can print it: a
+ * convenience for a local demo only (real keys are shown once and stored hashed).
+ */
+async function demoApiKey(accounts: AccountStore, keyFile: string): Promise<{ accountId: string; apiKey: string }> {
+  const account =
+    (await accounts.getAccountByName(DEMO_ACCOUNT)) ??
+    (await accounts.createAccount({ name: DEMO_ACCOUNT, rasterSubscription: true, monthlyAllowance: 1000 }));
+  const saved = (await readFile(keyFile, 'utf8').catch(() => '')).trim();
+  if (saved) {
+    const found = await accounts.lookupApiKey(saved);
+    if (found?.account.id === account.id) return { accountId: account.id, apiKey: saved };
+  }
+  const issued = await accounts.issueApiKey(account.id);
+  await writeFile(keyFile, `${issued.key}\n`, { mode: 0o600 });
+  return { accountId: account.id, apiKey: issued.key };
+}
+
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'Generate the demo town (Mexico Beach, FL), ingest its surveys and create the demo account',
+  usage: `nadir demo [--force] [--seed N] [--json]
+
+Idempotent: the town is generated into <data>/demo once (per seed), surveys already in the
+catalogue are not ingested again (unless --force), and the demo account and its key are reused.
+Prints the demo API key (also kept in <data>/demo-api-key).`,
+  async run(args: string[], ctx: CliContext) {
+    const { values } = parseCommandArgs(
+      args,
+      { force: { type: 'boolean' }, seed: { type: 'string' }, json: { type: 'boolean' } },
+      false,
+    );
+    const seed = values.seed === undefined ? DEFAULT_SEED : Number(values.seed);
+    if (!Number.isInteger(seed) || seed < 0)
+      throw new Error(`--seed must be a non-negative integer, got ${values.seed}`);
+    const services = ctx.services();
+    const started = Date.now();
+    const outDir = join(ctx.config.dataDir, 'demo', `town-${seed}`);
+    const stamp = join(outDir, `.complete-r${GENERATOR_REVISION}`);
+    let outputs = JSON.parse((await readFile(stamp, 'utf8').catch(() => 'null')) ?? 'null') as Awaited<
+      ReturnType<typeof generateDemoTown>
+    > | null;
+    if (!outputs || values.force) {
+      const progress = createProgressReporter(ctx.stderr, 'demo: generating town');
+      outputs = await generateDemoTown({ outDir, seed, onProgress: (d, t, label) => progress.update(label, d / t) });
+      progress.done(`${outputs.length} surveys generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      await writeFile(stamp, JSON.stringify(outputs));
+    }
+    const ingestStarted = Date.now();
+    for (const output of outputs) {
+      if (!values.force && (await services.catalogue.get(output.id))) continue;
+      const progress = createProgressReporter(ctx.stderr, `demo: ingest ${output.captureDate}`);
+      const survey = await services.ingestor.ingestManifestFile(output.manifestPath, (e) =>
+        progress.update(e.label, e.fraction),
+      );
+      progress.done(`survey ${survey.id} version ${survey.version}`);
+    }
+    const ingestSeconds = (Date.now() - ingestStarted) / 1000;
+    const key = await demoApiKey(services.accounts, join(ctx.config.dataDir, 'demo-api-key'));
+    const summary = {
+      ...key,
+      surveys: outputs.map(({ id, captureDate, name }) => ({ id, captureDate, name })),
+      seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
+      ingestSeconds: Number(ingestSeconds.toFixed(1)),
+    };
+    if (values.json) printJson(ctx, summary);
+    else {
+      ctx.stdout.write(`Demo town ready: ${outputs.length} surveys (${summary.seconds} s).\n`);
+      ctx.stdout.write(`Demo API key: ${key.apiKey}\n`);
+    }
+    return 0;
+  },
+};

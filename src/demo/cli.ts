@@ -1,0 +1,34 @@
+/**
+ * Generate the demo town from the command line:
+ *   node --import tsx src/demo/cli.ts <outDir> [--seed N] [--survey NAME]... [--model-cell M] [--workers N]
+ */
+import { parseArgs } from 'node:util';
+import { generateDemoTown } from './index.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    seed: { type: 'string' },
+    survey: { type: 'string', multiple: true },
+    'model-cell': { type: 'string' },
+    workers: { type: 'string' },
+  },
+});
+const outDir = positionals[0];
+if (!outDir) {
+  console.error('usage: cli.ts <outDir> [--seed N] [--survey NAME]... [--model-cell M]');
+  process.exit(2);
+}
+const started = performance.now();
+const outputs = await generateDemoTown({
+  outDir,
+  ...(values.seed ? { seed: Number(values.seed) } : {}),
+  ...(values.survey ? { surveys: values.survey } : {}),
+  ...(values['model-cell'] ? { modelCell: Number(values['model-cell']) } : {}),
+  ...(values.workers ? { workers: Number(values.workers) } : {}),
+  onProgress: (done, total, label) => {
+    console.error(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${done}/${total} ${label}`);
+  },
+});
+for (const output of outputs) console.log(`${output.captureDate} ${output.id} ${output.manifestPath}`);
+console.error(`generated ${outputs.length} surveys in ${((performance.now() - started) / 1000).toFixed(1)} s`);
