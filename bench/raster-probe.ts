@@ -1,0 +1,68 @@
+/**
+ * Peak memory of renders, each probe in a fresh process (run by bench/raster.ts):
+ *
+ *   raster-probe.ts <survey.json> single <TrueOrtho|DetailDsm> <tif|jpg|png> <size>
+ *   raster-probe.ts <survey.json> concurrent <admission|unbounded>
+ *
+ * Prints JSON: idle RSS after a small warm-up render (GDAL, drivers and the COG opened), peak RSS
+ * (VmHWM) during the measured render(s), and for `concurrent` how many were rendered.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Asset } from '../src/catalogue/survey.js';
+import { isNadirError } from '../src/errors.js';
+import { type ImageFormat, RasterEngine, type RasterEngineOptions } from '../src/raster/index.js';
+import { idleRssMb, peakRssMb, resetPeak } from './raster-measure.js';
+import type { BenchSurvey } from './raster-source.js';
+
+export interface Probe {
+  idleMb: number;
+  peakMb: number;
+  ms: number;
+  requests: number;
+  ok: number;
+  overloaded: number;
+}
+
+const RADIUS = 100;
+const [surveyFile, mode, ...rest] = process.argv.slice(2);
+const bench = JSON.parse(await readFile(surveyFile as string, 'utf8')) as BenchSurvey;
+const aoi = { ...bench.centre, radius: RADIUS };
+const ortho = bench.survey.assets.TrueOrtho as Asset;
+const dsm = bench.survey.assets.DetailDsm as Asset;
+
+type Job = { asset: Asset; format: ImageFormat; size: number };
+
+function jobs(): { options: RasterEngineOptions; list: Job[] } {
+  if (mode === 'single') {
+    const [type, format, size] = rest;
+    return {
+      options: {},
+      list: [{ asset: type === 'DetailDsm' ? dsm : ortho, format: format as ImageFormat, size: Number(size) }],
+    };
+  }
+  // Eight 5000 x 5000 requests at once: 3 ortho tif, 3 ortho jpg, 2 DSM png.
+  const list: Job[] = [
+    ...(['tif', 'jpg', 'tif', 'jpg', 'tif', 'jpg'] as const).map((format) => ({ asset: ortho, format, size: 5000 })),
+    { asset: dsm, format: 'png', size: 5000 },
+    { asset: dsm, format: 'png', size: 5000 },
+  ];
+  const unbounded = { budget: Number.MAX_SAFE_INTEGER, maxQueuedCost: Number.MAX_SAFE_INTEGER };
+  return { options: rest[0] === 'unbounded' ? { admission: unbounded } : {}, list };
+}
+
+const { options, list } = jobs();
+const engine = new RasterEngine(options);
+for (const asset of new Set(list.map((job) => job.asset))) {
+  for (const format of new Set(list.map((job) => job.format))) await engine.renderAoi({ asset, aoi, size: 64, format });
+}
+const idleMb = await idleRssMb();
+if (!(await resetPeak())) throw new Error('cannot reset the peak RSS mark (/proc/self/clear_refs)');
+const started = performance.now();
+const settled = await Promise.allSettled(list.map((job) => engine.renderAoi({ ...job, aoi })));
+const ms = performance.now() - started;
+const peakMb = await peakRssMb();
+const failures = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason] : []));
+const overloaded = failures.filter((e) => isNadirError(e) && e.code === 'OVERLOADED').length;
+if (overloaded !== failures.length) throw failures.find((e) => !(isNadirError(e) && e.code === 'OVERLOADED'));
+const probe: Probe = { idleMb, peakMb, ms, requests: list.length, ok: list.length - failures.length, overloaded };
+process.stdout.write(JSON.stringify(probe));

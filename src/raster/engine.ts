@@ -1,0 +1,129 @@
+import { fileURLToPath } from 'node:url';
+import gdal from 'gdal-async';
+import type { Asset } from '../catalogue/survey.js';
+import type { Aoi } from '../geo/aoi.js';
+import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
+import { AdmissionController, type AdmissionOptions } from './admission.js';
+import type { HeightRange } from './colour-ramp.js';
+import { renderDsmPicture } from './dsm-picture.js';
+import { CONTENT_TYPE, type ImageFormat, isWorldFileFormat, type RasterFormat, type RenderedFile } from './formats.js';
+import { DEFAULT_ENCODING, type PictureEncoding, renderImagery } from './imagery.js';
+import { Scratch } from './scratch.js';
+import { DEFAULT_TUNING, type GdalTuning, type PixelKind, warpToGeoTiff } from './warp.js';
+import { renderWorldFile } from './world-file.js';
+
+export interface RenderRequest {
+  /** The survey's asset of the requested type (its COG, and whether it is imagery or heights). */
+  asset: Pick<Asset, 'uri' | 'kind'>;
+  aoi: Aoi;
+  /** Pixels per side (from `parseSize`). */
+  size: number;
+  format: RasterFormat;
+  /** Abort while queued for admission (e.g. the client went away). */
+  signal?: AbortSignal;
+}
+
+export interface RenderResult extends RenderedFile {
+  grid: AoiGrid;
+  /** DetailDsm jpg/png: the heights the colour ramp spans (absent when the AOI has no heights). */
+  heightRange?: HeightRange;
+  /** For Server-Timing: time waiting for admission and rendering, ms. */
+  timings: { queueMs: number; renderMs: number };
+}
+
+export interface RasterEngineOptions {
+  tuning?: Partial<GdalTuning>;
+  encoding?: Partial<PictureEncoding>;
+  /** `budget` and `maxQueuedCost` are bytes of working memory (see `workingBytesPerPixel`). */
+  admission?: Partial<AdmissionOptions>;
+}
+
+/**
+ * Default working-memory budget: 1 GiB. A 5000 x 5000 imagery request reserves 300-350 MB and a
+ * 5000 x 5000 DSM picture 500 MB, so two or three of the largest run at once and the rest wait
+ * (up to 10 s) or get OVERLOADED; eight concurrent 5000 x 5000 requests cannot add up to the
+ * 2.5-3.5 GB they would need side by side. Decoded COG tiles live in GDAL's block cache, which
+ * is shared and bounded on its own (GDAL_CACHEMAX), so the process stays below
+ * idle + GDAL_CACHEMAX + budget.
+ */
+export const DEFAULT_ADMISSION: AdmissionOptions = {
+  budget: 1024 * 1024 * 1024,
+  maxWaitMs: 10_000,
+  maxQueuedCost: 1024 * 1024 * 1024,
+};
+
+/**
+ * Peak working memory per output pixel, bytes, by pipeline, rounded up from bench/raster.ts on
+ * 5000 x 5000 outputs (peak RSS above the idle process; docs/benchmarks-raster.md): the warper's
+ * chunks, the output raster (MEM driver or GDAL's block cache), the encoded file, and for the DSM
+ * picture its colour and shade rasters.
+ */
+export function workingBytesPerPixel(kind: PixelKind, format: ImageFormat): number {
+  if (kind === 'rgb') return format === 'tif' ? 12 : 14;
+  return format === 'tif' ? 10 : 20;
+}
+
+/**
+ * The imagery engine: renders one AOI of one survey asset as tif, jpg or png on the AOI grid,
+ * or its world file. Admission control bounds the memory of renders in flight. The HTTP route
+ * only has to check the token, find the asset, and send `body` with `contentType`.
+ */
+export class RasterEngine {
+  readonly admission: AdmissionController;
+  readonly tuning: GdalTuning;
+  readonly encoding: PictureEncoding;
+
+  constructor(options: RasterEngineOptions = {}) {
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
+    this.encoding = { ...DEFAULT_ENCODING, ...options.encoding };
+    this.admission = new AdmissionController({ ...DEFAULT_ADMISSION, ...options.admission });
+  }
+
+  /** Working-memory bytes a request reserves from the admission budget. */
+  cost(kind: PixelKind, format: ImageFormat, size: number): number {
+    return size * size * workingBytesPerPixel(kind, format);
+  }
+
+  async renderAoi(request: RenderRequest): Promise<RenderResult> {
+    const { asset, aoi, size, format } = request;
+    const grid = aoiGrid(aoi, size);
+    if (isWorldFileFormat(format)) {
+      // Pure arithmetic: no pixels, no admission.
+      return { ...renderWorldFile(aoi, size, format), grid, timings: { queueMs: 0, renderMs: 0 } };
+    }
+    const queued = performance.now();
+    const permit = await this.admission.acquire(this.cost(asset.kind, format, size), request.signal);
+    const started = performance.now();
+    try {
+      const { body, heightRange } = await this.#render(asset, grid, aoi, format);
+      const timings = { queueMs: started - queued, renderMs: performance.now() - started };
+      return { body, contentType: CONTENT_TYPE[format], fileExtension: format, grid, heightRange, timings };
+    } finally {
+      permit.release();
+    }
+  }
+
+  async #render(
+    asset: RenderRequest['asset'],
+    grid: AoiGrid,
+    aoi: Aoi,
+    format: ImageFormat,
+  ): Promise<{ body: Buffer; heightRange?: HeightRange }> {
+    const scratch = new Scratch();
+    const source = await gdal.openAsync(fileURLToPath(asset.uri));
+    try {
+      if (asset.kind === 'rgb') {
+        return { body: await renderImagery(source, grid, format, this.tuning, this.encoding, scratch) };
+      }
+      if (format === 'tif') {
+        await warpToGeoTiff(source, grid, 'elevation', this.tuning, scratch.path('heights.tif'));
+        return { body: scratch.take('heights.tif') };
+      }
+      const picture = await renderDsmPicture(source, grid, aoi.lat, format, this.tuning, this.encoding, scratch);
+      return { body: picture.body, heightRange: picture.range };
+    } finally {
+      source.close();
+      await scratch.releaseAll();
+    }
+  }
+}
