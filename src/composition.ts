@@ -1,5 +1,6 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import gdal from 'gdal-async';
 import type { AccountStore } from './accounts/index.js';
 import { SqliteAccountStore } from './accounts/index.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
@@ -8,6 +9,7 @@ import type { Config } from './config/config.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { SurveyFiles } from './ingest/survey-files.js';
+import { RasterEngine } from './raster/index.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
 
 /** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
@@ -19,6 +21,8 @@ export interface Services {
   ingestor: SurveyIngestor;
   /** Issues and decodes transaction tokens (keyring from config, else `<dataDir>/token-secrets`). */
   tokens: TokenCodec;
+  /** Renders AOI downloads, with admission control bounding their memory. */
+  raster: RasterEngine;
   close(): Promise<void>;
 }
 
@@ -47,7 +51,16 @@ function loadTokenKeyring(config: Config): TokenKeyring {
   return parseTokenKeyring(readFileSync(file, 'utf8'));
 }
 
+/**
+ * GDAL settings for the whole process. PAM off: computing statistics of a source (16-bit
+ * imagery) must not leave a .aux.xml beside the customer's file, nor beside our outputs.
+ */
+function configureGdal(): void {
+  gdal.config.set('GDAL_PAM_ENABLED', 'NO');
+}
+
 export function createServices(config: Config): Services {
+  configureGdal();
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config));
   const db = openSqlite(config.databasePath);
@@ -62,6 +75,9 @@ export function createServices(config: Config): Services {
     files,
     ingestor,
     tokens,
+    raster: new RasterEngine({
+      admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
+    }),
     async close() {
       db.close();
     },

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Services } from '../composition.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
+import { registerImageryRoute } from './imagery/imagery-route.js';
 import { type LogDestination, loggerOptions } from './log-safety.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
@@ -53,7 +54,9 @@ export async function buildServer(services: Services, options: BuildServerOption
   app.addHook('preValidation', async (request) => normaliseQuery(request));
   await registerOpenApiGenerator(app, services.config.publicUrl);
   registerSystemRoutes(app, services, state);
-  registerCoverageRoute(app, services, options.now ?? (() => new Date()));
+  const now = options.now ?? (() => new Date());
+  registerCoverageRoute(app, services, now);
+  registerImageryRoute(app, services, now);
   await registerOpenApiRoutes(app);
   return app;
 }

@@ -11,6 +11,10 @@ export interface Config {
   tokenSecrets?: string;
   /** Public base URL for links in docs and the map page, when behind a proxy. */
   publicUrl?: string;
+  /** Working memory that imagery renders may hold at once, MiB (admission control). */
+  rasterBudgetMb: number;
+  /** How long an imagery request may wait for that memory before 503 OVERLOADED, ms. */
+  rasterQueueMs: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -49,5 +53,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     logLevel: logLevel as Config['logLevel'],
     tokenSecrets: env.NADIR_TOKEN_SECRETS || undefined,
     publicUrl,
+    rasterBudgetMb: integer(env, 'NADIR_RASTER_BUDGET_MB', 1024, 64, 1024 * 1024),
+    rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
   };
 }

@@ -78,7 +78,7 @@ async function colourScale(ds: gdal.Dataset, bands: number[], dataType: string):
   }
   if (max <= 255) return undefined; // float RGB already holding 0..255 (OpenDroneMap does this)
   // 12-bit sensors store 0..4095 in UInt16; otherwise stretch the observed range.
-  return { max: max <= 4095 ? 4095 : max };
+  return { max: Math.max(max, 4095) };
 }
 
 export async function inspectSource(type: ContentType, path: string): Promise<SourceRaster> {

@@ -33,7 +33,17 @@ describe('parseConfig defaults', () => {
       logLevel: 'info',
       tokenSecrets: undefined,
       publicUrl: undefined,
+      rasterBudgetMb: 1024,
+      rasterQueueMs: 10_000,
     });
+  });
+
+  it('reads the imagery admission settings and refuses nonsense', () => {
+    const config = parseConfig({ NADIR_RASTER_BUDGET_MB: '256', NADIR_RASTER_QUEUE_MS: '0' }, cwd);
+    assert.equal(config.rasterBudgetMb, 256);
+    assert.equal(config.rasterQueueMs, 0);
+    assert.throws(() => parseConfig({ NADIR_RASTER_BUDGET_MB: '10' }, cwd), /NADIR_RASTER_BUDGET_MB/);
+    assert.throws(() => parseConfig({ NADIR_RASTER_QUEUE_MS: '-5' }, cwd), /NADIR_RASTER_QUEUE_MS/);
   });
 
   it('treats empty variables as unset', () => {

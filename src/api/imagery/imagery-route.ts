@@ -1,0 +1,79 @@
+import type { Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
+import type { Services } from '../../composition.js';
+import { invalidParameter, NadirError } from '../../errors.js';
+import { parseSize } from '../../geo/aoi-grid.js';
+import { isRasterFormat, RASTER_FORMATS, type RasterFormat } from '../../raster/index.js';
+import { billImageRetrieval, checkAllowance, verifyImageryRequest } from '../../tokens/index.js';
+import { parsePoint } from '../coverage/coverage-request.js';
+import { addServerTiming, timedStep } from '../request-lifecycle.js';
+import { type ImageryParamsSchema, type ImageryQuerySchema, imageryRouteSchema } from './imagery-schema.js';
+
+export const IMAGERY_PATH = '/staticmap/v2/surveys/:surveyId/:file';
+
+/** `TrueOrtho.tif` -> type and format, each refused with the allowed values when unknown. */
+export function parseImageryFile(file: string): { type: RasterType; format: RasterFormat } {
+  const dot = file.lastIndexOf('.');
+  const type = dot < 0 ? file : file.slice(0, dot);
+  const format = dot < 0 ? '' : file.slice(dot + 1);
+  if (!(RASTER_TYPES as readonly string[]).includes(type)) {
+    throw invalidParameter('type', `type must be one of ${RASTER_TYPES.join(', ')}, got "${type.slice(0, 40)}"`);
+  }
+  if (!isRasterFormat(format)) {
+    throw invalidParameter(
+      'format',
+      `format must be one of ${RASTER_FORMATS.join(', ')}, got "${format.slice(0, 40)}"`,
+    );
+  }
+  return { type: type as RasterType, format };
+}
+
+/**
+ * GET /staticmap/v2/surveys/{surveyId}/{type}.{format} (spec endpoint 2, decisions.md "Imagery").
+ * Order: the request's own parameters (400), the token for this AOI (403), the survey and its
+ * type (404), the allowance (403), then the render; only a rendered image is billed, once per
+ * token (the ledger makes concurrent first retrievals count once).
+ */
+export function registerImageryRoute(app: FastifyInstance, services: Services, now: () => Date): void {
+  app.get(IMAGERY_PATH, { schema: imageryRouteSchema }, async (request, reply) => {
+    const params = request.params as Static<typeof ImageryParamsSchema>;
+    const query = request.query as Static<typeof ImageryQuerySchema>;
+    const { type, format } = parseImageryFile(params.file);
+    const size = parseSize(query.size);
+    const point = parsePoint(query.point);
+    const aoi = { ...point, radius: query.radius };
+
+    const access = await timedStep(request, 'token', () =>
+      verifyImageryRequest(services.tokens, services.accounts, { token: query.transactionToken, ...aoi }, now()),
+    );
+    const survey = await timedStep(request, 'catalogue', () => services.catalogue.get(params.surveyId));
+    if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `No survey with id "${params.surveyId.slice(0, 64)}"`);
+    const asset = survey.assets[type];
+    if (!asset) {
+      const has = Object.keys(survey.assets).filter((t) => (RASTER_TYPES as readonly string[]).includes(t));
+      throw new NadirError(
+        'CONTENT_NOT_FOUND',
+        `Survey ${survey.id} has no ${type} (it has: ${has.join(', ') || 'none'})`,
+      );
+    }
+    await checkAllowance(services.accounts, access, now());
+
+    // A client that goes away while its request waits for admission gives up its place.
+    const abandoned = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abandoned.abort();
+    });
+    const result = await services.raster.renderAoi({ asset, aoi, size, format, signal: abandoned.signal });
+    addServerTiming(request, 'queue', result.timings.queueMs);
+    addServerTiming(request, 'render', result.timings.renderMs);
+    await timedStep(request, 'billing', () => billImageRetrieval(services.accounts, access, now()));
+
+    reply
+      .header('content-type', result.contentType)
+      .header('content-disposition', `inline; filename="${survey.id}_${type}.${format}"`)
+      // The URL carries a credential and the survey may be re-ingested: the caller's cache only.
+      .header('cache-control', 'private, max-age=3600');
+    return reply.send(result.body);
+  });
+}

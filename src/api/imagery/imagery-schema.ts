@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox';
+import { RASTER_TYPES } from '../../catalogue/survey.js';
+import { MAX_RADIUS } from '../../geo/aoi.js';
+import { RASTER_FORMATS } from '../../raster/index.js';
+import { ErrorBodySchema } from '../schemas.js';
+
+export const ImageryParamsSchema = Type.Object({
+  surveyId: Type.String({ maxLength: 128, description: 'A survey id from the coverage response.' }),
+  file: Type.String({
+    maxLength: 64,
+    description: `{type}.{format}: type ${RASTER_TYPES.join(' | ')}, format ${RASTER_FORMATS.join(' | ')}.`,
+    examples: ['TrueOrtho.tif', 'DetailDsm.png', 'Vert.jgw'],
+  }),
+});
+
+export const ImageryQuerySchema = Type.Object({
+  transactionToken: Type.String({ minLength: 1, description: 'The token from the coverage call for this AOI.' }),
+  point: Type.String({
+    description: '`longitude,latitude`: must equal the point of the coverage call (within 1e-7 degrees).',
+    examples: ['-89.5417,44.1188'],
+  }),
+  radius: Type.Number({
+    minimum: 1,
+    maximum: MAX_RADIUS,
+    description: "Ground metres, at most the coverage call's radius. The image covers 2 x radius metres.",
+  }),
+  size: Type.String({
+    description: '`{width}x{height}`, square, 1..5000. Ground GSD = 2 x radius / width.',
+    examples: ['1000x1000'],
+  }),
+});
+
+export const imageryRouteSchema = {
+  summary: 'An image of the AOI from one survey: GeoTIFF, JPEG, PNG, or a world file',
+  description:
+    'EPSG:3857, covering the AOI square. The first successful image with a token counts one transaction ' +
+    'against the monthly allowance; later images with the same token are free.',
+  tags: ['raster'],
+  params: ImageryParamsSchema,
+  querystring: ImageryQuerySchema,
+  response: {
+    400: ErrorBodySchema,
+    403: ErrorBodySchema,
+    404: ErrorBodySchema,
+    503: ErrorBodySchema,
+  },
+};
