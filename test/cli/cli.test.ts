@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT, REALDATA, SKIP_REALDATA, cliArgs, tempDir, writeManifest } from '../support/fixtures.js';
+import { cliArgs, PROJECT_ROOT, REALDATA, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
 
 const exec = promisify(execFile);
 
