@@ -30,7 +30,9 @@ want=$(sha256sum package-lock.json package.json .npmrc | sha256sum | cut -d' ' -
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing npm packages (first time: gdal-async and better-sqlite3 compile, a few minutes)" >&2
   # npm 11 warns that .npmrc's build flags are not its own settings; they are gdal-async's.
-  npm ci --no-audit --no-fund --loglevel=error 2> >(grep -v 'Unknown \(project\|user\) config' >&2)
+  # `npm install`, not `npm ci`: npm 11 writes only this platform's optional packages (biome's
+  # binaries) into the lock and `npm ci` then rejects that same lock as out of sync.
+  npm install --no-audit --no-fund --loglevel=error 2> >(grep -v 'Unknown \(project\|user\) config' >&2)
   echo "$want" > "$stamp"
 fi
 
