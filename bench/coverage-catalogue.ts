@@ -1,6 +1,8 @@
 import { SqliteSurveyCatalogue } from '../src/catalogue/sqlite-catalogue.js';
 import type { Survey } from '../src/catalogue/survey.js';
 import { openSqlite } from '../src/db/sqlite.js';
+// Seeded (the demo town's mulberry32) so every run benchmarks the same catalogue.
+import { mulberry32 as seededRandom } from '../src/demo/random.js';
 
 /**
  * A synthetic catalogue for the coverage benchmark: survey footprints scattered over a metro
@@ -10,18 +12,6 @@ import { openSqlite } from '../src/db/sqlite.js';
 
 /** About 110 x 111 km around Sydney; 100,000 footprints of 2-5 km give ~100 per point. */
 export const REGION = { minLon: 150.5, maxLon: 151.7, minLat: -34.4, maxLat: -33.4 };
-
-/** mulberry32: seeded so every run benchmarks the same catalogue. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pad(n: number, width = 2): string {
   return String(n).padStart(width, '0');

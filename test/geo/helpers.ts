@@ -11,17 +11,8 @@ export function approxRel(actual: number, expected: number, fraction: number, me
   approx(actual, expected, Math.abs(expected) * fraction, message);
 }
 
-/** A small seeded PRNG (mulberry32) so randomised tests are reproducible. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG so randomised tests are reproducible (the demo town's). */
+export { mulberry32 } from '../../src/demo/random.js';
 
 /** Great-circle distance on a sphere of the IUGG mean radius, written independently of src/geo/ground.ts. */
 export function referenceHaversine(lon1: number, lat1: number, lon2: number, lat2: number): number {
