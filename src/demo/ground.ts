@@ -15,19 +15,11 @@ import {
   STREET_HALF_WIDTH,
 } from './layout.js';
 import { cellGrain, deriveSeed, valueNoise } from './random.js';
-import { packRgb } from './scene-types.js';
+import { packRgb, type SceneGrid } from './scene-types.js';
 import { sharedFloat32, sharedUint32 } from './shared-arrays.js';
 
 /** Bare ground over a window: the part of a SceneGrid the ground painter fills. */
-export interface GroundLayer {
-  cell: number;
-  x0: number;
-  y0: number;
-  width: number;
-  height: number;
-  heights: Float32Array;
-  colors: Uint32Array;
-}
+export type GroundLayer = Pick<SceneGrid, 'cell' | 'x0' | 'y0' | 'width' | 'height' | 'heights' | 'colors'>;
 
 export function allocateGround(
   window: { minX: number; minY: number; maxX: number; maxY: number },
