@@ -20,6 +20,8 @@ export interface VerifiedImageryAccess {
   tokenId: string;
   /** The AOI the token was issued for (the request's radius may be smaller). */
   aoi: Aoi;
+  /** The account's monthly transaction allowance, read with the account during verification. */
+  allowance: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function verifyImageryRequest(
     keyId: claims.keyId,
     tokenId: claims.tokenId,
     aoi: claims.aoi,
+    allowance: account.monthlyAllowance,
   };
 }
 
@@ -78,7 +81,7 @@ export async function verifyImageryRequest(
  */
 export async function checkAllowance(store: AccountStore, verified: VerifiedImageryAccess, now: Date): Promise<void> {
   if (await store.isTokenBilled(verified.tokenId)) return;
-  const allowance = await allowanceOf(store, verified.accountId);
+  const { allowance } = verified;
   const month = usageMonthOf(now);
   const { transactions } = await store.monthUsage(verified.accountId, month);
   if (transactions >= allowance) throw allowanceExceeded(allowance, month);
@@ -94,7 +97,7 @@ export async function billImageRetrieval(
   verified: VerifiedImageryAccess,
   now: Date,
 ): Promise<BillingResult> {
-  const allowance = await allowanceOf(store, verified.accountId);
+  const { allowance } = verified;
   const month = usageMonthOf(now);
   const result = await store.recordTransaction(verified.tokenId, verified.accountId, month, allowance);
   if (result.exceeded) throw allowanceExceeded(allowance, month);
@@ -108,12 +111,6 @@ function withinTokenAoi(request: ImageryRequest, tokenAoi: Aoi): boolean {
     Math.abs(request.lat - tokenAoi.lat) <= POINT_TOLERANCE_DEGREES &&
     request.radius <= tokenAoi.radius
   );
-}
-
-async function allowanceOf(store: AccountStore, accountId: string): Promise<number> {
-  const account = await store.getAccount(accountId);
-  if (!account) throw new NadirError('ACCOUNT_NOT_FOUND', `No account ${JSON.stringify(accountId)}`);
-  return account.monthlyAllowance;
 }
 
 function allowanceExceeded(allowance: number, month: string): NadirError {

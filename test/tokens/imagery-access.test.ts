@@ -130,7 +130,7 @@ describe('allowance check and billing', () => {
   });
 
   function access(tokenId: string): VerifiedImageryAccess {
-    return { accountId: account.id, keyId: '000000000000', tokenId, aoi: AOI };
+    return { accountId: account.id, keyId: '000000000000', tokenId, aoi: AOI, allowance: account.monthlyAllowance };
   }
 
   it('bills the first retrieval in the month of that retrieval, later ones free', async () => {
