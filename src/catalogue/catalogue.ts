@@ -54,8 +54,11 @@ export interface SurveyCatalogue {
   close(): Promise<void>;
 }
 
+/** The fields that decide a survey's place in every listing. */
+export type SurveyOrderKey = Pick<Survey, 'captureDate' | 'lastPhotoTime' | 'id'>;
+
 /** decisions.md: captureDate desc, then lastPhotoTime desc, then id — stable across pages. */
-export function compareNewestFirst(a: Survey, b: Survey): number {
+export function compareNewestFirst(a: SurveyOrderKey, b: SurveyOrderKey): number {
   if (a.captureDate !== b.captureDate) return a.captureDate < b.captureDate ? 1 : -1;
   if (a.lastPhotoTime !== b.lastPhotoTime) return a.lastPhotoTime < b.lastPhotoTime ? 1 : -1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;

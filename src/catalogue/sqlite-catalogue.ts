@@ -5,7 +5,14 @@ import {
   type MultiPolygon,
   multiPolygonBounds,
 } from '../geo/polygon.js';
-import { matchesTags, type SurveyCatalogue, type SurveyPage, type SurveySearch } from './catalogue.js';
+import {
+  compareNewestFirst,
+  matchesTags,
+  type SurveyCatalogue,
+  type SurveyOrderKey,
+  type SurveyPage,
+  type SurveySearch,
+} from './catalogue.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 
 const MIGRATIONS = [
@@ -34,25 +41,15 @@ interface SurveyRow {
 }
 
 /** What a search decides on before it reads any survey document. */
-interface CandidateRow {
+interface CandidateRow extends SurveyOrderKey {
   rowid: number;
   footprint: string;
-  id: string;
-  capture_date: string;
-  last_photo_time: string;
   tags: string;
 }
 
 /** The footprint lives in its own column so searches test it without parsing the document. */
 function toSurvey(row: SurveyRow): Survey {
   return { ...(JSON.parse(row.body) as Omit<Survey, 'footprint'>), footprint: JSON.parse(row.footprint) };
-}
-
-/** decisions.md's order (as compareNewestFirst) on the columns, before any document is parsed. */
-function compareCandidates(a: CandidateRow, b: CandidateRow): number {
-  if (a.capture_date !== b.capture_date) return a.capture_date < b.capture_date ? 1 : -1;
-  if (a.last_photo_time !== b.last_photo_time) return a.last_photo_time < b.last_photo_time ? 1 : -1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /**
@@ -90,7 +87,8 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       all: db.prepare('SELECT body, footprint FROM surveys'),
       count: db.prepare('SELECT count(*) AS n FROM surveys'),
       search: db.prepare(
-        `SELECT s.rowid, s.id, s.capture_date, s.last_photo_time, s.tags, s.footprint FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
+        `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime, s.tags, s.footprint
+         FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
          WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
            AND s.capture_date >= @since AND s.capture_date <= @until
            AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`,
@@ -162,7 +160,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
           (!tagFilter || matchesTags(JSON.parse(row.tags) as string[], tagFilter)) &&
           exact(area, JSON.parse(row.footprint) as MultiPolygon),
       )
-      .sort(query.order === 'oldest' ? (a, b) => compareCandidates(b, a) : compareCandidates);
+      .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
     // Only the page's documents are read: a dense area can have hundreds of candidates.
     const page = matches.slice(query.offset, query.offset + query.limit);
     const surveys = page.map((row) => toSurvey(this.#statements.byRowid.get(row.rowid) as SurveyRow));
