@@ -1,15 +1,19 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import gdal from 'gdal-async';
+import sharp from 'sharp';
 import type { AccountStore } from './accounts/index.js';
 import { SqliteAccountStore } from './accounts/index.js';
+import { TileUsageCounter } from './accounts/tile-usage.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
 import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
 import type { Config } from './config/config.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { SurveyFiles } from './ingest/survey-files.js';
+import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { RasterEngine } from './raster/index.js';
+import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
 
 /** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
@@ -23,6 +27,12 @@ export interface Services {
   tokens: TokenCodec;
   /** Renders AOI downloads, with admission control bounding their memory. */
   raster: RasterEngine;
+  /** Map tiles: catalogue lookups, COG reads and compositing, with their caches. */
+  tiles: TileEngine;
+  /** Per-key tile rate limits (this process's counters). */
+  rateLimiter: RateLimiter;
+  /** Tiles served per account and month, written in batches. */
+  tileUsage: TileUsageCounter;
   close(): Promise<void>;
 }
 
@@ -59,8 +69,22 @@ function configureGdal(): void {
   gdal.config.set('GDAL_PAM_ENABLED', 'NO');
 }
 
+/**
+ * sharp for 256 x 256 tiles: libvips' operation cache only holds on to memory for images we never
+ * see twice, and one vips thread per operation is enough when the libuv pool already runs several
+ * tiles at once (measured: more threads only add overhead at this size).
+ */
+function configureSharp(): void {
+  sharp.cache(false);
+  sharp.concurrency(1);
+}
+
+/** How often batched tile counts are written to the usage ledger. */
+const TILE_USAGE_FLUSH_MS = 5_000;
+
 export function createServices(config: Config): Services {
   configureGdal();
+  configureSharp();
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config));
   const db = openSqlite(config.databasePath);
@@ -68,6 +92,8 @@ export function createServices(config: Config): Services {
   const accounts = new SqliteAccountStore(db);
   const files = new SurveyFiles(config.dataDir);
   const ingestor = new SurveyIngestor(catalogue, files);
+  const tiles = new TileEngine(catalogue, { ...DEFAULT_TILE_ENGINE_OPTIONS, pixelCacheMb: config.tileCacheMb });
+  const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
   return {
     config,
     catalogue,
@@ -78,7 +104,12 @@ export function createServices(config: Config): Services {
     raster: new RasterEngine({
       admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
     }),
+    tiles,
+    rateLimiter: new MemoryRateLimiter(),
+    tileUsage,
     async close() {
+      tiles.close();
+      await tileUsage.close();
       db.close();
     },
   };

@@ -4,9 +4,11 @@ import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { type LogDestination, loggerOptions } from './log-safety.js';
+import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
+import { registerTileRoutes } from './tiles/tile-route.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
 
 export interface BuildServerOptions {
@@ -57,6 +59,8 @@ export async function buildServer(services: Services, options: BuildServerOption
   const now = options.now ?? (() => new Date());
   registerCoverageRoute(app, services, now);
   registerImageryRoute(app, services, now);
+  registerTileRoutes(app, services, now);
+  await registerMapPage(app, { demoApiKey: await readDemoApiKey(services.config.dataDir) });
   await registerOpenApiRoutes(app);
   return app;
 }

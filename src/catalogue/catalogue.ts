@@ -49,6 +49,12 @@ export interface SurveyCatalogue {
   /** Every asset URI the catalogue references, so storage can remove what nothing references. */
   referencedUris(): Promise<Set<string>>;
   count(): Promise<number>;
+  /**
+   * Changes whenever any survey was put or deleted, by this process or another one sharing the
+   * store (`nadir ingest` runs beside `nadir serve`), so callers can cache search answers until it
+   * moves. Cheap enough to ask on every request.
+   */
+  changeMarker(): Promise<string>;
   /** Cheap reachability check for `/ready`. */
   ping(): Promise<void>;
   close(): Promise<void>;

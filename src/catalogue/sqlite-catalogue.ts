@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
 import {
   boxInsideMultiPolygon,
@@ -58,6 +59,9 @@ function toSurvey(row: SurveyRow): Survey {
  */
 export class SqliteSurveyCatalogue implements SurveyCatalogue {
   readonly #db: SqliteDatabase;
+  /** PRAGMA data_version only moves for other connections' commits; this counts our own. */
+  #ownWrites = 0;
+  #dataVersion: Statement | undefined;
   readonly #statements;
 
   constructor(db: SqliteDatabase) {
@@ -120,6 +124,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
       s.bumpVersion.run(survey.id, survey.version);
     })();
+    this.#ownWrites++;
   }
 
   async get(id: string): Promise<Survey | undefined> {
@@ -134,6 +139,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       if (!existing) return false;
       s.deleteExtent.run(existing.rowid);
       s.deleteSurvey.run(existing.rowid);
+      this.#ownWrites++;
       return true;
     })();
   }
@@ -178,6 +184,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   async count(): Promise<number> {
     return (this.#statements.count.get() as { n: number }).n;
+  }
+
+  async changeMarker(): Promise<string> {
+    this.#dataVersion ??= this.#db.prepare('PRAGMA data_version').pluck();
+    return `${this.#dataVersion.get()}:${this.#ownWrites}`;
   }
 
   async ping(): Promise<void> {

@@ -15,6 +15,8 @@ export interface Config {
   rasterBudgetMb: number;
   /** How long an imagery request may wait for that memory before 503 OVERLOADED, ms. */
   rasterQueueMs: number;
+  /** Decoded map-tile pixels kept in memory, MiB. */
+  tileCacheMb: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -55,5 +57,6 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     publicUrl,
     rasterBudgetMb: integer(env, 'NADIR_RASTER_BUDGET_MB', 1024, 64, 1024 * 1024),
     rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
+    tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),
   };
 }

@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * `GET /`: a Leaflet map over the tile endpoints (issue #5). Everything it loads comes from this
+ * server, so it works offline and its Content-Security-Policy can allow 'self' only.
+ */
+
+// tsc compiles src/ to dist/ without the static files, so the page is found from the package root:
+// both src/api/map-page/ and dist/api/map-page/ are three levels below it.
+const PAGE_DIR = fileURLToPath(new URL('../../../src/api/map-page/page/', import.meta.url));
+const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
+const LEAFLET_IMAGES = ['layers.png', 'layers-2x.png', 'marker-icon.png', 'marker-icon-2x.png', 'marker-shadow.png'];
+const DEMO_KEY_PLACEHOLDER = '<!--nadir-demo-key-->';
+
+const TYPES: Readonly<Record<string, string>> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  png: 'image/png',
+};
+
+const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // data: for Leaflet's transparent error tile.
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export interface MapPageOptions {
+  /** Written by `nadir demo`; pre-fills the key input when present. */
+  demoApiKey?: string;
+}
+
+/** The demo account's key from `<dataDir>/demo-api-key`, or undefined when `nadir demo` has not run. */
+export async function readDemoApiKey(dataDir: string): Promise<string | undefined> {
+  const saved = await readFile(join(dataDir, 'demo-api-key'), 'utf8').catch(() => '');
+  return saved.trim() || undefined;
+}
+
+function escapeAttribute(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+interface StaticFile {
+  body: Buffer | string;
+  type: string;
+  cacheControl: string;
+}
+
+/** Fixed routes for a fixed list of files: no path parameter, so nothing to traverse with. */
+export async function registerMapPage(app: FastifyInstance, options: MapPageOptions = {}): Promise<void> {
+  const html = await readFile(join(PAGE_DIR, 'index.html'), 'utf8');
+  const meta = options.demoApiKey
+    ? `<meta name="nadir-demo-key" content="${escapeAttribute(options.demoApiKey)}">`
+    : '';
+  // The page holds a key when there is a demo one: not for shared caches.
+  const files = new Map<string, StaticFile>([
+    ['/', { body: html.replace(DEMO_KEY_PLACEHOLDER, meta), type: TYPES.html!, cacheControl: 'private, no-cache' }],
+  ]);
+  for (const name of ['map.js', 'map.css']) {
+    const body = await readFile(join(PAGE_DIR, name));
+    files.set(`/map/${name}`, { body, type: TYPES[name.split('.').pop()!]!, cacheControl: 'no-cache' });
+  }
+  const leaflet = [...['leaflet.js', 'leaflet.css'], ...LEAFLET_IMAGES.map((name) => `images/${name}`)];
+  for (const name of leaflet) {
+    const body = await readFile(join(LEAFLET_DIST, name));
+    files.set(`/map/leaflet/${name}`, {
+      body,
+      type: TYPES[name.split('.').pop()!]!,
+      cacheControl: 'public, max-age=86400',
+    });
+  }
+
+  for (const [url, file] of files) {
+    app.get(url, { schema: { hide: true } }, async (_request, reply) => {
+      reply.header('cache-control', file.cacheControl).header('x-content-type-options', 'nosniff');
+      if (file.type === TYPES.html) reply.header('content-security-policy', PAGE_CSP);
+      return reply.type(file.type).send(file.body);
+    });
+  }
+}

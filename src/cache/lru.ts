@@ -1,0 +1,80 @@
+/**
+ * A bounded least-recently-used map. Bounded twice: by entry count and by a total weight (bytes,
+ * usually), so a cache of decoded tiles cannot grow past its memory budget whatever the entries
+ * weigh. Map keeps insertion order, so re-inserting on every hit makes the first key the LRU one.
+ */
+export interface LruOptions<V> {
+  maxEntries: number;
+  /** Total weight allowed; default unbounded (count only). */
+  maxWeight?: number;
+  /** Weight of one value; default 1. */
+  weigh?: (value: V) => number;
+  /** Called for every value pushed out or deleted (to close file handles, say). */
+  onEvict?: (key: string, value: V) => void;
+}
+
+export class LruCache<V> {
+  readonly #entries = new Map<string, { value: V; weight: number }>();
+  readonly #maxEntries: number;
+  readonly #maxWeight: number;
+  readonly #weigh: (value: V) => number;
+  readonly #onEvict: ((key: string, value: V) => void) | undefined;
+  #weight = 0;
+
+  constructor(options: LruOptions<V>) {
+    if (!(options.maxEntries >= 1)) throw new RangeError('maxEntries must be at least 1');
+    this.#maxEntries = options.maxEntries;
+    this.#maxWeight = options.maxWeight ?? Number.POSITIVE_INFINITY;
+    this.#weigh = options.weigh ?? (() => 1);
+    this.#onEvict = options.onEvict;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get weight(): number {
+    return this.#weight;
+  }
+
+  get(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
+  /** A value heavier than the whole budget is not kept (it would evict everything and then itself). */
+  set(key: string, value: V): void {
+    this.delete(key);
+    const weight = this.#weigh(value);
+    if (weight > this.#maxWeight) {
+      this.#onEvict?.(key, value);
+      return;
+    }
+    this.#entries.set(key, { value, weight });
+    this.#weight += weight;
+    while (this.#entries.size > this.#maxEntries || this.#weight > this.#maxWeight) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.delete(oldest);
+    }
+  }
+
+  delete(key: string): boolean {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    this.#entries.delete(key);
+    this.#weight -= entry.weight;
+    this.#onEvict?.(key, entry.value);
+    return true;
+  }
+
+  clear(): void {
+    for (const key of [...this.#entries.keys()]) this.delete(key);
+  }
+}

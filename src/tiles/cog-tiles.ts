@@ -1,0 +1,149 @@
+/**
+ * Reads single tiles of grid-aligned COGs: the JPEG bytes as stored (for pass-through), the
+ * internal mask (1 bit per pixel), and the decoded RGB pixels. Masks and decoded pixels are cached
+ * (bounded by entries and bytes): a map client asks for the same neighbourhood again and again, and
+ * decoding a 256 x 256 JPEG costs about as much CPU as encoding one, the way GDAL's block cache
+ * spares MapServer or a rasterio tiler from decoding a block twice.
+ */
+import { inflateSync } from 'node:zlib';
+import type { TiffImage } from '@cogeotiff/core';
+import sharp from 'sharp';
+import { LruCache } from '../cache/lru.js';
+import { TILE_SIZE } from '../geo/web-mercator.js';
+import type { CogFiles } from './cog-files.js';
+
+export const TILE_PIXELS = TILE_SIZE * TILE_SIZE;
+/** One mask row, packed 8 pixels a byte, most significant bit first (TIFF FillOrder 1). */
+const MASK_ROW_BYTES = TILE_SIZE / 8;
+const MASK_BYTES = MASK_ROW_BYTES * TILE_SIZE;
+const RGB_BYTES = TILE_PIXELS * 3;
+/** TIFF Compression tag values a GDAL mask may use. */
+const COMPRESSION_NONE = 1;
+const COMPRESSION_DEFLATE = 8;
+const COMPRESSION_ADOBE_DEFLATE = 32946;
+
+/** Which pixels of one COG tile hold imagery. `bits` as stored: 32 bytes a row, MSB first. */
+export type TileMask = { kind: 'full' } | { kind: 'empty' } | { kind: 'partial'; bits: Uint8Array };
+
+const FULL: TileMask = { kind: 'full' };
+const EMPTY: TileMask = { kind: 'empty' };
+
+export interface CogTileAddress {
+  uri: string;
+  level: number;
+  col: number;
+  row: number;
+}
+
+export function maskBit(bits: Uint8Array, index: number): number {
+  return ((bits[index >> 3] as number) >> (7 - (index & 7))) & 1;
+}
+
+function classify(bits: Uint8Array): TileMask {
+  let and = 0xff;
+  let or = 0;
+  for (let i = 0; i < MASK_BYTES; i++) {
+    const byte = bits[i] as number;
+    and &= byte;
+    or |= byte;
+  }
+  if (and === 0xff) return FULL;
+  if (or === 0) return EMPTY;
+  return { kind: 'partial', bits };
+}
+
+function keyOf({ uri, level, col, row }: CogTileAddress): string {
+  return `${uri}#${level}/${col}/${row}`;
+}
+
+export interface CogTilesOptions {
+  /** Decoded RGB tiles kept, in bytes (each is 192 KiB). */
+  pixelCacheBytes: number;
+  /** Masks kept (a partial one is 8 KiB, full and empty ones almost nothing). */
+  maskCacheEntries: number;
+}
+
+export class CogTiles {
+  readonly #files: CogFiles;
+  readonly #masks: LruCache<TileMask>;
+  readonly #pixels: LruCache<Buffer>;
+  /** Decodes under way, so concurrent requests for one tile decode it once. */
+  readonly #decoding = new Map<string, Promise<Buffer | undefined>>();
+
+  constructor(files: CogFiles, options: CogTilesOptions) {
+    this.#files = files;
+    this.#masks = new LruCache<TileMask>({ maxEntries: options.maskCacheEntries });
+    this.#pixels = new LruCache<Buffer>({
+      maxEntries: Math.max(1, Math.floor(options.pixelCacheBytes / RGB_BYTES)),
+      maxWeight: Math.max(RGB_BYTES, options.pixelCacheBytes),
+      weigh: (pixels) => pixels.byteLength,
+    });
+  }
+
+  /** The stored JPEG of the tile, with the COG's JPEG tables merged in; undefined when sparse. */
+  async jpeg(address: CogTileAddress): Promise<Buffer | undefined> {
+    return this.#files.with(address.uri, async (cog) => {
+      const image = levelImage(cog.levels[address.level]?.image, address);
+      const tile = await image.getTile(address.col, address.row);
+      return tile ? Buffer.from(tile.bytes) : undefined;
+    });
+  }
+
+  async mask(address: CogTileAddress): Promise<TileMask> {
+    const key = keyOf(address);
+    const cached = this.#masks.get(key);
+    if (cached) return cached;
+    const mask = await this.#files.with(address.uri, async (cog) => {
+      const level = cog.levels[address.level];
+      const image = levelImage(level?.image, address);
+      // Without a mask every stored tile is whole; a sparse (absent) tile has no pixels either way.
+      if (!level?.mask) return (await image.hasTile(address.col, address.row)) ? FULL : EMPTY;
+      const tile = await level.mask.getTile(address.col, address.row);
+      if (!tile) return EMPTY;
+      return classify(unpackMask(Buffer.from(tile.bytes), tile.compression as number));
+    });
+    this.#masks.set(key, mask);
+    return mask;
+  }
+
+  /** Decoded RGB, 256 x 256 x 3 bytes; undefined for a sparse tile. */
+  async pixels(address: CogTileAddress): Promise<Buffer | undefined> {
+    const key = keyOf(address);
+    const cached = this.#pixels.get(key);
+    if (cached) return cached;
+    let decoding = this.#decoding.get(key);
+    if (!decoding) {
+      decoding = this.#decode(address).finally(() => this.#decoding.delete(key));
+      this.#decoding.set(key, decoding);
+    }
+    const pixels = await decoding;
+    if (pixels) this.#pixels.set(key, pixels);
+    return pixels;
+  }
+
+  async #decode(address: CogTileAddress): Promise<Buffer | undefined> {
+    const jpeg = await this.jpeg(address);
+    if (!jpeg) return undefined;
+    const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+    if (info.width !== TILE_SIZE || info.height !== TILE_SIZE || info.channels !== 3) {
+      throw new Error(
+        `${address.uri} level ${address.level} tile ${address.col},${address.row} decodes to ${info.width}x${info.height}x${info.channels}, not 256x256 RGB`,
+      );
+    }
+    return data;
+  }
+}
+
+function levelImage(image: TiffImage | undefined, address: CogTileAddress): TiffImage {
+  if (!image) throw new Error(`${address.uri} has no overview level ${address.level}`);
+  return image;
+}
+
+function unpackMask(bytes: Buffer, compression: number): Uint8Array {
+  let bits: Uint8Array;
+  if (compression === COMPRESSION_DEFLATE || compression === COMPRESSION_ADOBE_DEFLATE) bits = inflateSync(bytes);
+  else if (compression === COMPRESSION_NONE) bits = bytes;
+  else throw new Error(`unsupported mask compression ${compression}`);
+  if (bits.byteLength < MASK_BYTES) throw new Error(`mask tile holds ${bits.byteLength} bytes, expected ${MASK_BYTES}`);
+  return bits.subarray(0, MASK_BYTES);
+}

@@ -1,0 +1,48 @@
+/**
+ * Everything that answers tile requests, built once by the composition root: the catalogue lookup
+ * with its neighbourhood cache, the COG reader with its caches, and the compositor. Every cache is
+ * bounded (entries and bytes) by the options.
+ */
+import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import { CogFiles } from './cog-files.js';
+import { CogTiles } from './cog-tiles.js';
+import { TileCandidates } from './tile-candidates.js';
+import { TileRenderer } from './tile-renderer.js';
+
+export interface TileEngineOptions {
+  /** Decoded 256 x 256 tiles kept in memory, MiB. */
+  pixelCacheMb: number;
+  /** COG files kept open (each holds its offset tables, a few KiB to a few MiB). */
+  maxOpenCogs: number;
+  /** Cached catalogue answers (one per neighbourhood and filter). */
+  candidateCacheEntries: number;
+  /** Cached tile masks (8 KiB for a partial one). */
+  maskCacheEntries: number;
+}
+
+export const DEFAULT_TILE_ENGINE_OPTIONS: TileEngineOptions = {
+  pixelCacheMb: 256,
+  maxOpenCogs: 256,
+  candidateCacheEntries: 4096,
+  maskCacheEntries: 65_536,
+};
+
+export class TileEngine {
+  readonly candidates: TileCandidates;
+  readonly renderer: TileRenderer;
+  readonly #files: CogFiles;
+
+  constructor(catalogue: SurveyCatalogue, options: TileEngineOptions = DEFAULT_TILE_ENGINE_OPTIONS) {
+    this.#files = new CogFiles(options.maxOpenCogs);
+    const tiles = new CogTiles(this.#files, {
+      pixelCacheBytes: options.pixelCacheMb * 1024 * 1024,
+      maskCacheEntries: options.maskCacheEntries,
+    });
+    this.candidates = new TileCandidates(catalogue, options.candidateCacheEntries);
+    this.renderer = new TileRenderer(tiles);
+  }
+
+  close(): void {
+    this.#files.close();
+  }
+}
