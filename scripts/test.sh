@@ -3,7 +3,7 @@
 # ingest of ../shared/realdata, CLI end to end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh chromium
 node_modules/.bin/biome check .
 node_modules/.bin/tsc --noEmit -p tsconfig.json
 mapfile -t files < <(find test -name '*.test.ts' | sort)

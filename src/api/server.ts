@@ -8,8 +8,8 @@ import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
-import { registerTileRoutes } from './tiles/tile-route.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
+import { registerTileRoutes } from './tiles/tile-route.js';
 
 export interface BuildServerOptions {
   /** Where log lines go (default stdout); tests pass a collector to inspect them. */

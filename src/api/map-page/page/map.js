@@ -126,7 +126,6 @@
     layerSelect.value = type;
     label.textContent = LABELS[type];
     mapElement.dataset.layer = type;
-    mapElement.dataset.tiles = 'loading';
     tiles = makeLayer(type);
     if (keyInput.value.trim()) tiles.addTo(map);
   }
