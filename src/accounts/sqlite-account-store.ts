@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
+import { LruCache } from '../cache/lru.js';
 import { migrate, openSqlite, type SqliteDatabase } from '../db/sqlite.js';
 import { invalidParameter, NadirError } from '../errors.js';
 import { apiKeyMatchesHash, displayPrefix, generateApiKey, keyIdOfApiKey, normaliseKeyId } from './api-key.js';
@@ -51,6 +52,9 @@ interface ApiKeyRow {
   revoked_at: string | null;
 }
 
+/** Verified keys remembered between requests (tile clients send thousands a minute). */
+const KEY_CACHE_ENTRIES = 10_000;
+
 /** A 48-bit key id collides with odds ~n²/2⁴⁹; retrying a couple of times makes it moot. */
 const KEY_ID_ATTEMPTS = 3;
 
@@ -66,6 +70,13 @@ export class SqliteAccountStore implements AccountStore {
   readonly #ownsDatabase: boolean;
   readonly #now: () => Date;
   readonly #ledger: SqliteUsageLedger;
+  /**
+   * Successful key lookups, valid while the marker is unchanged: PRAGMA data_version moves when
+   * another process (the `nadir accounts` CLI) commits, #ownWrites when this store changes an
+   * account or key. So a revocation or a disabled account takes effect on the very next request.
+   */
+  readonly #verifiedKeys = new LruCache<{ lookup: ApiKeyLookup; marker: string }>({ maxEntries: KEY_CACHE_ENTRIES });
+  #ownWrites = 0;
 
   /** Opens (creating and migrating) the database at `path`; close() closes it. */
   static open(path: string, options: SqliteAccountStoreOptions = {}): SqliteAccountStore {
@@ -205,6 +216,7 @@ export class SqliteAccountStore implements AccountStore {
     const row = this.#apiKeyRow(keyIdOrPrefix);
     if (!row) throw new NadirError('NOT_FOUND', `No API key ${JSON.stringify(keyIdOrPrefix)}`);
     // COALESCE keeps the first revocation time, so revoking twice is harmless.
+    this.#ownWrites++;
     this.#statement('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(
       this.#now().toISOString(),
       row.id,
@@ -212,7 +224,20 @@ export class SqliteAccountStore implements AccountStore {
     return apiKeyInfoFromRow(this.#apiKeyRow(row.id) ?? row);
   }
 
+  #marker(): string {
+    return `${this.#statement('PRAGMA data_version').pluck().get()}:${this.#ownWrites}`;
+  }
+
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
+    const marker = this.#marker();
+    const cached = this.#verifiedKeys.get(presentedKey);
+    if (cached?.marker === marker) return cached.lookup;
+    const found = await this.#lookupApiKeyRow(presentedKey);
+    if (found) this.#verifiedKeys.set(presentedKey, { lookup: found, marker });
+    return found;
+  }
+
+  async #lookupApiKeyRow(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     const keyId = keyIdOfApiKey(presentedKey);
     if (keyId === undefined) return undefined;
     const keyRow = this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
@@ -267,6 +292,7 @@ export class SqliteAccountStore implements AccountStore {
   /** `assignments` is a fixed SQL fragment from this class, never user input. */
   #updateAccount(accountId: string, assignments: string, ...values: number[]): Account {
     const result = this.#statement(`UPDATE accounts SET ${assignments} WHERE id = ?`).run(...values, accountId);
+    this.#ownWrites++;
     if (result.changes === 0) throw accountNotFound(accountId);
     const row = this.#statement('SELECT * FROM accounts WHERE id = ?').get(accountId);
     return accountFromRow(row as AccountRow);

@@ -154,3 +154,36 @@ function readDatabaseFiles(path: string): Buffer {
   const files = [path, `${path}-wal`, `${path}-shm`].filter((file) => existsSync(file));
   return Buffer.concat(files.map((file) => readFileSync(file)));
 }
+
+describe('API key lookups are remembered, but never past a change', () => {
+  it('a revocation, a disabled account or a new rate limit applies to the very next lookup', async () => {
+    const store = SqliteAccountStore.open(':memory:');
+    const account = await store.createAccount({ name: 'Acme' });
+    const issued = await store.issueApiKey(account.id);
+    assert.equal((await store.lookupApiKey(issued.key))?.account.tileRateLimit, 3000);
+    await store.setTileRateLimit(account.id, 5, 60);
+    assert.equal((await store.lookupApiKey(issued.key))?.account.tileRateLimit, 5);
+    await store.setDisabled(account.id, true);
+    assert.equal(await store.lookupApiKey(issued.key), undefined);
+    await store.setDisabled(account.id, false);
+    assert.ok(await store.lookupApiKey(issued.key));
+    await store.revokeApiKey(issued.id);
+    assert.equal(await store.lookupApiKey(issued.key), undefined);
+    await store.close();
+  });
+
+  it('a revocation by another process (another connection to the file) applies at once', async () => {
+    const { dir, cleanup } = makeTempDir();
+    const path = join(dir, 'accounts.sqlite');
+    const server = SqliteAccountStore.open(path);
+    const account = await server.createAccount({ name: 'Acme' });
+    const issued = await server.issueApiKey(account.id);
+    assert.ok(await server.lookupApiKey(issued.key));
+    const cli = SqliteAccountStore.open(path);
+    await cli.revokeApiKey(issued.id);
+    await cli.close();
+    assert.equal(await server.lookupApiKey(issued.key), undefined);
+    await server.close();
+    cleanup();
+  });
+});
