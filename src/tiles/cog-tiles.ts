@@ -11,12 +11,13 @@ import sharp from 'sharp';
 import { LruCache } from '../cache/lru.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { CogFiles } from './cog-files.js';
+import type { WorkGate } from './work-gate.js';
 
 export const TILE_PIXELS = TILE_SIZE * TILE_SIZE;
 /** One mask row, packed 8 pixels a byte, most significant bit first (TIFF FillOrder 1). */
 const MASK_ROW_BYTES = TILE_SIZE / 8;
 const MASK_BYTES = MASK_ROW_BYTES * TILE_SIZE;
-const RGB_BYTES = TILE_PIXELS * 3;
+const RGBA_BYTES = TILE_PIXELS * 4;
 /** TIFF Compression tag values a GDAL mask may use. */
 const COMPRESSION_NONE = 1;
 const COMPRESSION_DEFLATE = 8;
@@ -57,14 +58,17 @@ function keyOf({ uri, level, col, row }: CogTileAddress): string {
 }
 
 export interface CogTilesOptions {
-  /** Decoded RGB tiles kept, in bytes (each is 192 KiB). */
+  /** Decoded RGBA tiles kept, in bytes (each is 256 KiB). */
   pixelCacheBytes: number;
   /** Masks kept (a partial one is 8 KiB, full and empty ones almost nothing). */
   maskCacheEntries: number;
+  /** Where JPEG decodes wait for a core. */
+  gate: WorkGate;
 }
 
 export class CogTiles {
   readonly #files: CogFiles;
+  readonly #gate: WorkGate;
   readonly #masks: LruCache<TileMask>;
   readonly #pixels: LruCache<Buffer>;
   /** Decodes under way, so concurrent requests for one tile decode it once. */
@@ -72,10 +76,11 @@ export class CogTiles {
 
   constructor(files: CogFiles, options: CogTilesOptions) {
     this.#files = files;
+    this.#gate = options.gate;
     this.#masks = new LruCache<TileMask>({ maxEntries: options.maskCacheEntries });
     this.#pixels = new LruCache<Buffer>({
-      maxEntries: Math.max(1, Math.floor(options.pixelCacheBytes / RGB_BYTES)),
-      maxWeight: Math.max(RGB_BYTES, options.pixelCacheBytes),
+      maxEntries: Math.max(1, Math.floor(options.pixelCacheBytes / RGBA_BYTES)),
+      maxWeight: Math.max(RGBA_BYTES, options.pixelCacheBytes),
       weigh: (pixels) => pixels.byteLength,
     });
   }
@@ -106,7 +111,7 @@ export class CogTiles {
     return mask;
   }
 
-  /** Decoded RGB, 256 x 256 x 3 bytes; undefined for a sparse tile. */
+  /** Decoded RGBA with alpha 255 (the compositor moves 32-bit words), 256 KiB; undefined for a sparse tile. */
   async pixels(address: CogTileAddress): Promise<Buffer | undefined> {
     const key = keyOf(address);
     const cached = this.#pixels.get(key);
@@ -124,10 +129,12 @@ export class CogTiles {
   async #decode(address: CogTileAddress): Promise<Buffer | undefined> {
     const jpeg = await this.jpeg(address);
     if (!jpeg) return undefined;
-    const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
-    if (info.width !== TILE_SIZE || info.height !== TILE_SIZE || info.channels !== 3) {
+    const { data, info } = await this.#gate.run(() =>
+      sharp(jpeg).ensureAlpha().raw().toBuffer({ resolveWithObject: true }),
+    );
+    if (info.width !== TILE_SIZE || info.height !== TILE_SIZE || info.channels !== 4) {
       throw new Error(
-        `${address.uri} level ${address.level} tile ${address.col},${address.row} decodes to ${info.width}x${info.height}x${info.channels}, not 256x256 RGB`,
+        `${address.uri} level ${address.level} tile ${address.col},${address.row} decodes to ${info.width}x${info.height}x${info.channels}, not 256x256 RGBA`,
       );
     }
     return data;

@@ -3,11 +3,13 @@
  * with its neighbourhood cache, the COG reader with its caches, and the compositor. Every cache is
  * bounded (entries and bytes) by the options.
  */
+import { availableParallelism } from 'node:os';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { CogFiles } from './cog-files.js';
 import { CogTiles } from './cog-tiles.js';
 import { TileCandidates } from './tile-candidates.js';
 import { TileRenderer } from './tile-renderer.js';
+import { WorkGate } from './work-gate.js';
 
 export interface TileEngineOptions {
   /** Decoded 256 x 256 tiles kept in memory, MiB. */
@@ -18,6 +20,8 @@ export interface TileEngineOptions {
   candidateCacheEntries: number;
   /** Cached tile masks (8 KiB for a partial one). */
   maskCacheEntries: number;
+  /** JPEG decodes and tile encodes running at once: one per core (work-gate.ts says why). */
+  imageSlots: number;
 }
 
 export const DEFAULT_TILE_ENGINE_OPTIONS: TileEngineOptions = {
@@ -25,6 +29,7 @@ export const DEFAULT_TILE_ENGINE_OPTIONS: TileEngineOptions = {
   maxOpenCogs: 256,
   candidateCacheEntries: 4096,
   maskCacheEntries: 65_536,
+  imageSlots: availableParallelism(),
 };
 
 export class TileEngine {
@@ -34,12 +39,14 @@ export class TileEngine {
 
   constructor(catalogue: SurveyCatalogue, options: TileEngineOptions = DEFAULT_TILE_ENGINE_OPTIONS) {
     this.#files = new CogFiles(options.maxOpenCogs);
+    const gate = new WorkGate(options.imageSlots);
     const tiles = new CogTiles(this.#files, {
       pixelCacheBytes: options.pixelCacheMb * 1024 * 1024,
       maskCacheEntries: options.maskCacheEntries,
+      gate,
     });
     this.candidates = new TileCandidates(catalogue, options.candidateCacheEntries);
-    this.renderer = new TileRenderer(tiles);
+    this.renderer = new TileRenderer(tiles, gate);
   }
 
   close(): void {

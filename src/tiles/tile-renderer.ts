@@ -4,11 +4,14 @@
  * IS the map tile and its mask is full, its stored JPEG is the answer, with no decode and no encode.
  */
 import type { Asset } from '../catalogue/survey.js';
+import { TILE_SIZE } from '../geo/web-mercator.js';
 import { TileCanvas } from './canvas.js';
-import type { CogTileAddress, CogTiles, TileMask } from './cog-tiles.js';
-import { contentTypeOf, type EncodedFormat, encodeCanvas } from './encode.js';
+import { type CogTileAddress, type CogTiles, TILE_PIXELS, type TileMask } from './cog-tiles.js';
+import { contentTypeOf, type EncodedFormat, encodeTile } from './encode.js';
+import { chooseLayers, stackLayers } from './layer-stack.js';
 import type { Rotation } from './panorama.js';
 import type { PlannedLayer, TileCandidate, TilePlan } from './planner.js';
+import type { WorkGate } from './work-gate.js';
 
 /** What a client asks for: `img` is JPEG when the tile is full and PNG when it is partial. */
 export type TileFormat = 'jpg' | 'png' | 'img';
@@ -28,6 +31,12 @@ export interface RenderedTile {
   passThrough: boolean;
 }
 
+interface Drawn {
+  rgba: Buffer;
+  full: boolean;
+  surveyIds: string[];
+}
+
 interface LayerRead {
   address: CogTileAddress;
   read: PlannedLayer['reads'][number];
@@ -40,11 +49,20 @@ function layerReads(layer: PlannedLayer<AssetCandidate>): LayerRead[] {
   }));
 }
 
+/** One whole COG tile drawn 1:1: the case layer-stack.ts composites without touching pixels twice. */
+function isOneToOne(layer: PlannedLayer): boolean {
+  const only = layer.reads.length === 1 ? layer.reads[0] : undefined;
+  return layer.scale === 1 && only !== undefined && only.source.width === TILE_SIZE && only.source.height === TILE_SIZE;
+}
+
 export class TileRenderer {
   readonly #tiles: CogTiles;
+  readonly #gate: WorkGate;
 
-  constructor(tiles: CogTiles) {
+  /** `gate`: where encodes wait for a core (shared with the decodes of `tiles`). */
+  constructor(tiles: CogTiles, gate: WorkGate) {
     this.#tiles = tiles;
+    this.#gate = gate;
   }
 
   /** undefined when no layer has a single pixel for the tile (a 404). */
@@ -58,13 +76,45 @@ export class TileRenderer {
     const masks = await Promise.all(layers.map((reads) => Promise.all(reads.map((r) => this.#tiles.mask(r.address)))));
 
     const first = plan.layers[0];
-    const firstMask = masks[0]?.[0];
-    if (first?.passThrough && firstMask?.kind === 'full' && rotation === 0 && format !== 'png') {
+    if (first?.passThrough && masks[0]?.[0]?.kind === 'full' && rotation === 0 && format !== 'png') {
       const jpeg = await this.#tiles.jpeg((layers[0] as LayerRead[])[0]?.address as CogTileAddress);
       if (jpeg)
         return { body: jpeg, contentType: 'image/jpeg', surveyIds: [first.candidate.surveyId], passThrough: true };
     }
+    const drawn = plan.layers.every(isOneToOne)
+      ? await this.#stack(plan, layers, masks)
+      : await this.#composite(plan, layers, masks);
+    if (!drawn) return undefined;
+    const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && drawn.full) ? 'jpeg' : 'png';
+    const body = await this.#gate.run(() => encodeTile(drawn.rgba, drawn.full, encoded, rotation));
+    return { body, contentType: contentTypeOf(encoded), surveyIds: drawn.surveyIds, passThrough: false };
+  }
 
+  async #stack(plan: TilePlan<AssetCandidate>, layers: LayerRead[][], masks: TileMask[][]): Promise<Drawn | undefined> {
+    const choice = chooseLayers(masks.map((layer) => layer[0] as TileMask));
+    if (choice.covered === 0) return undefined;
+    const pixels = await Promise.all(
+      choice.used.map((index) => this.#tiles.pixels(((layers[index] as LayerRead[])[0] as LayerRead).address)),
+    );
+    // A sparse imagery tile under a mask that says "data" would be a broken COG; draw it the slow, careful way.
+    if (pixels.some((tile) => tile === undefined)) return this.#composite(plan, layers, masks);
+    const rgba = stackLayers(
+      choice.used.map((index, i) => ({
+        pixels: pixels[i] as Buffer,
+        mask: (masks[index] as TileMask[])[0] as TileMask,
+      })),
+    );
+    const surveyIds = [
+      ...new Set(choice.used.map((index) => (plan.layers[index] as PlannedLayer<AssetCandidate>).candidate.surveyId)),
+    ];
+    return { rgba, full: choice.covered === TILE_PIXELS, surveyIds };
+  }
+
+  async #composite(
+    plan: TilePlan<AssetCandidate>,
+    layers: LayerRead[][],
+    masks: TileMask[][],
+  ): Promise<Drawn | undefined> {
     const canvas = new TileCanvas();
     const surveyIds: string[] = [];
     for (let index = 0; index < layers.length && !canvas.full; index++) {
@@ -72,14 +122,8 @@ export class TileRenderer {
       const drew = await this.#drawLayer(canvas, layer, layers[index] as LayerRead[], masks[index] as TileMask[]);
       if (drew > 0 && !surveyIds.includes(layer.candidate.surveyId)) surveyIds.push(layer.candidate.surveyId);
     }
-    if (canvas.filled === 0) return undefined;
-
-    canvas.rotate(rotation);
-    const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && canvas.full) ? 'jpeg' : 'png';
-    const body = await encodeCanvas(canvas, encoded);
-    return { body, contentType: contentTypeOf(encoded), surveyIds, passThrough: false };
+    return canvas.filled === 0 ? undefined : { rgba: canvas.rgba, full: canvas.full, surveyIds };
   }
-
   async #drawLayer(
     canvas: TileCanvas,
     layer: PlannedLayer<AssetCandidate>,

@@ -14,7 +14,7 @@ import { planTile, tileEtagSeed } from '../../tiles/planner.js';
 import { candidateOf, type TileFilter } from '../../tiles/tile-candidates.js';
 import type { AssetCandidate, TileFormat } from '../../tiles/tile-renderer.js';
 import { authenticate } from '../auth.js';
-import { timedStep } from '../request-lifecycle.js';
+import { addServerTiming, timedStep } from '../request-lifecycle.js';
 import { parseTileAddress, parseTileFilter } from './tile-request.js';
 import {
   type LocationTileParamsSchema,
@@ -117,6 +117,8 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
       throw error;
     }
     if (!rendered) throw noImagery(reply, tile, cacheable);
+    // Which path answered, for people (and benchmarks) reading Server-Timing.
+    addServerTiming(request, rendered.passThrough ? 'passthrough' : 'composite', 0);
     const caller = request.tileCaller as ApiKeyLookup;
     tileUsage.count(caller.account.id, usageMonthOf(now()));
     return reply

@@ -1,0 +1,102 @@
+/**
+ * Compositing for the common case, where every layer is one whole COG tile drawn 1:1 (any zoom
+ * within the surveys' own zoom ranges). Two steps, both cheap on the event loop:
+ *
+ * 1. `chooseLayers` reads only the masks: which layers add pixels the layers above them left
+ *    empty, stopping once the tile is full. That alone says which surveys are drawn, whether the
+ *    tile is full (img: JPEG or PNG), and which COG tiles need decoding at all.
+ * 2. `stackLayers` paints the chosen layers bottom-up, each overwriting with runs of its valid
+ *    pixels (`TypedArray.set`, a memcpy per run), so the top layer wins wherever it has data; no
+ *    per-pixel test of the output as "fill only where empty" needs.
+ */
+import { TILE_SIZE } from '../geo/web-mercator.js';
+import { TILE_PIXELS, type TileMask } from './cog-tiles.js';
+
+const MASK_BYTES = TILE_PIXELS / 8;
+const ROW_BYTES = TILE_SIZE / 8;
+const BITS_SET = Uint8Array.from({ length: 256 }, (_, byte) => {
+  let count = 0;
+  for (let v = byte; v; v >>= 1) count += v & 1;
+  return count;
+});
+
+export interface LayerChoice {
+  /** Indexes of the layers that add pixels, top (drawn first) to bottom. */
+  used: number[];
+  /** Pixels with imagery once those layers are drawn. */
+  covered: number;
+}
+
+/** Masks in draw order (the first wins where several have data). */
+export function chooseLayers(masks: readonly TileMask[]): LayerChoice {
+  const used: number[] = [];
+  let coverage: Uint8Array | undefined;
+  let covered = 0;
+  for (let index = 0; index < masks.length && covered < TILE_PIXELS; index++) {
+    const mask = masks[index] as TileMask;
+    if (mask.kind === 'empty') continue;
+    if (mask.kind === 'full') {
+      used.push(index);
+      covered = TILE_PIXELS;
+      break;
+    }
+    coverage ??= new Uint8Array(MASK_BYTES);
+    let added = 0;
+    for (let i = 0; i < MASK_BYTES; i++) {
+      const before = coverage[i] as number;
+      const fresh = (mask.bits[i] as number) & ~before;
+      if (fresh !== 0) {
+        added += BITS_SET[fresh] as number;
+        coverage[i] = before | fresh;
+      }
+    }
+    if (added > 0) {
+      used.push(index);
+      covered += added;
+    }
+  }
+  return { used, covered };
+}
+
+/** Copies the runs of valid pixels of one layer over `out` (both 256 x 256 words). */
+function paintRuns(out: Uint32Array, source: Uint32Array, bits: Uint8Array): void {
+  for (let row = 0; row < TILE_SIZE; row++) {
+    let start = -1;
+    const rowStart = row * TILE_SIZE;
+    for (let b = 0; b < ROW_BYTES; b++) {
+      const byte = bits[row * ROW_BYTES + b] as number;
+      if (byte === 0xff ? start >= 0 : byte === 0 && start < 0) continue;
+      for (let k = 0; k < 8; k++) {
+        const p = rowStart + b * 8 + k;
+        if ((byte & (0x80 >> k)) !== 0) {
+          if (start < 0) start = p;
+        } else if (start >= 0) {
+          out.set(source.subarray(start, p), start);
+          start = -1;
+        }
+      }
+    }
+    if (start >= 0) out.set(source.subarray(start, rowStart + TILE_SIZE), start);
+  }
+}
+
+function words(buffer: Buffer): Uint32Array {
+  const aligned = buffer.byteOffset % 4 === 0 ? buffer : Buffer.from(buffer);
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, TILE_PIXELS);
+}
+
+/**
+ * The composite of `layers` (top first; decoded RGBA with alpha 255 and their masks) as RGBA,
+ * transparent where none has data.
+ */
+export function stackLayers(layers: readonly { pixels: Buffer; mask: TileMask }[]): Buffer {
+  const rgba = Buffer.alloc(TILE_PIXELS * 4);
+  const out = words(rgba);
+  for (let index = layers.length - 1; index >= 0; index--) {
+    const { pixels, mask } = layers[index] as { pixels: Buffer; mask: TileMask };
+    if (mask.kind === 'empty') continue;
+    if (mask.kind === 'full') out.set(words(pixels));
+    else paintRuns(out, words(pixels), mask.bits);
+  }
+  return rgba;
+}
