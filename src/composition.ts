@@ -1,4 +1,5 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import gdal from 'gdal-async';
 import sharp from 'sharp';
@@ -92,7 +93,12 @@ export function createServices(config: Config): Services {
   const accounts = new SqliteAccountStore(db);
   const files = new SurveyFiles(config.dataDir);
   const ingestor = new SurveyIngestor(catalogue, files);
-  const tiles = new TileEngine(catalogue, { ...DEFAULT_TILE_ENGINE_OPTIONS, pixelCacheMb: config.tileCacheMb });
+  const tiles = new TileEngine(catalogue, {
+    ...DEFAULT_TILE_ENGINE_OPTIONS,
+    pixelCacheMb: config.tileCacheMb,
+    // The cores are shared by the serve workers: one image task per core in all.
+    imageSlots: Math.max(1, Math.floor(availableParallelism() / config.workers)),
+  });
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
   return {
     config,

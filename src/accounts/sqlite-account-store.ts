@@ -77,6 +77,7 @@ export class SqliteAccountStore implements AccountStore {
    */
   readonly #verifiedKeys = new LruCache<{ lookup: ApiKeyLookup; marker: string }>({ maxEntries: KEY_CACHE_ENTRIES });
   #ownWrites = 0;
+  #dataVersion: string | undefined;
 
   /** Opens (creating and migrating) the database at `path`; close() closes it. */
   static open(path: string, options: SqliteAccountStoreOptions = {}): SqliteAccountStore {
@@ -224,8 +225,18 @@ export class SqliteAccountStore implements AccountStore {
     return apiKeyInfoFromRow(this.#apiKeyRow(row.id) ?? row);
   }
 
+  /**
+   * Read at most once per turn of the event loop: a tile server asks for it on every request, and
+   * a change committed by another process is still seen by the next turn.
+   */
   #marker(): string {
-    return `${this.#statement('PRAGMA data_version').pluck().get()}:${this.#ownWrites}`;
+    if (this.#dataVersion === undefined) {
+      this.#dataVersion = String(this.#statement('PRAGMA data_version').pluck().get());
+      setImmediate(() => {
+        this.#dataVersion = undefined;
+      });
+    }
+    return `${this.#dataVersion}:${this.#ownWrites}`;
   }
 
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {

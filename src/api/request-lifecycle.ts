@@ -70,6 +70,8 @@ export function installRequestLifecycle(app: FastifyInstance): void {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
+    // The line costs a URL redaction: skip building it when the level drops it anyway.
+    if (!(request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info')) return;
     request.log.info(
       {
         method: request.method,

@@ -1,11 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
-import {
-  boxInsideMultiPolygon,
-  boxIntersectsMultiPolygon,
-  type MultiPolygon,
-  multiPolygonBounds,
-} from '../geo/polygon.js';
+import { type MultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
   compareNewestFirst,
   matchesTags,
@@ -14,6 +9,13 @@ import {
   type SurveyPage,
   type SurveySearch,
 } from './catalogue.js';
+import {
+  footprintNumbers,
+  packedBoxInside,
+  packedBoxIntersects,
+  packFootprint,
+  unpackFootprint,
+} from './packed-footprint.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 
 const MIGRATIONS = [
@@ -29,28 +31,58 @@ const MIGRATIONS = [
    );
    CREATE VIRTUAL TABLE survey_extent USING rtree(survey_rowid, min_x, max_x, min_y, max_y);
    CREATE TABLE survey_versions (id TEXT PRIMARY KEY, last_version INTEGER NOT NULL);`,
+  // Footprints packed (packed-footprint.ts) instead of GeoJSON text, which every search parsed
+  // for every candidate; the small columns a search reads come before the document. Rowids are
+  // kept: the R*Tree refers to them.
+  `CREATE TABLE surveys_packed (
+     id TEXT PRIMARY KEY,
+     capture_date TEXT NOT NULL,
+     last_photo_time TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     type_mask INTEGER NOT NULL,
+     tags TEXT NOT NULL,
+     outline BLOB NOT NULL,
+     body TEXT NOT NULL
+   );
+   INSERT INTO surveys_packed (rowid, id, capture_date, last_photo_time, version, type_mask, tags, outline, body)
+     SELECT rowid, id, capture_date, last_photo_time, version, type_mask, tags, nadir_pack_footprint(footprint), body
+     FROM surveys;
+   DROP TABLE surveys;
+   ALTER TABLE surveys_packed RENAME TO surveys;`,
 ];
 
+/**
+ * A search's candidates: surveys whose footprint bounds meet the area and whose date and types
+ * match, with what the exact test, the tag filter and the ordering need. Exported for the
+ * benchmark, whose floor is this statement alone.
+ */
+export const CANDIDATES_SQL = `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime,
+    s.tags, s.outline
+  FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
+  WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
+    AND s.capture_date >= @since AND s.capture_date <= @until
+    AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
+
 /** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
-function typeMask(types: readonly ContentType[]): number {
+export function typeMask(types: readonly ContentType[]): number {
   return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);
 }
 
 interface SurveyRow {
   body: string;
-  footprint: string;
+  outline: Buffer;
 }
 
 /** What a search decides on before it reads any survey document. */
 interface CandidateRow extends SurveyOrderKey {
   rowid: number;
-  footprint: string;
+  outline: Buffer;
   tags: string;
 }
 
 /** The footprint lives in its own column so searches test it without parsing the document. */
 function toSurvey(row: SurveyRow): Survey {
-  return { ...(JSON.parse(row.body) as Omit<Survey, 'footprint'>), footprint: JSON.parse(row.footprint) };
+  return { ...(JSON.parse(row.body) as Omit<Survey, 'footprint'>), footprint: unpackFootprint(row.outline) };
 }
 
 /**
@@ -66,13 +98,17 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
+    // Used by migration 2 only, on the rows it converts.
+    db.function('nadir_pack_footprint', { deterministic: true }, (text) =>
+      packFootprint(JSON.parse(String(text)) as MultiPolygon),
+    );
     migrate(db, 'catalogue', MIGRATIONS);
     this.#statements = {
       rowidOf: db.prepare('SELECT rowid FROM surveys WHERE id = ?'),
       deleteSurvey: db.prepare('DELETE FROM surveys WHERE rowid = ?'),
       deleteExtent: db.prepare('DELETE FROM survey_extent WHERE survey_rowid = ?'),
       insertSurvey: db.prepare(
-        `INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, footprint, body)
+        `INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, outline, body)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertExtent: db.prepare(
@@ -86,17 +122,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         `INSERT INTO survey_versions (id, last_version) VALUES (?, 1)
          ON CONFLICT (id) DO UPDATE SET last_version = last_version + 1 RETURNING last_version`,
       ),
-      get: db.prepare('SELECT body, footprint FROM surveys WHERE id = ?'),
-      byRowid: db.prepare('SELECT body, footprint FROM surveys WHERE rowid = ?'),
-      all: db.prepare('SELECT body, footprint FROM surveys'),
+      get: db.prepare('SELECT body, outline FROM surveys WHERE id = ?'),
+      byRowid: db.prepare('SELECT body, outline FROM surveys WHERE rowid = ?'),
+      all: db.prepare('SELECT body, outline FROM surveys'),
       count: db.prepare('SELECT count(*) AS n FROM surveys'),
-      search: db.prepare(
-        `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime, s.tags, s.footprint
-         FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
-         WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
-           AND s.capture_date >= @since AND s.capture_date <= @until
-           AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`,
-      ),
+      search: db.prepare(CANDIDATES_SQL),
     };
   }
 
@@ -104,6 +134,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     const s = this.#statements;
     const bounds = multiPolygonBounds(survey.footprint);
     if (!Number.isFinite(bounds.minX)) throw new Error(`survey ${survey.id} has an empty footprint`);
+    const outline = packFootprint(survey.footprint);
     const types = CONTENT_TYPES.filter((type) => survey.assets[type]);
     this.#db.transaction(() => {
       const existing = s.rowidOf.get(survey.id) as { rowid: number } | undefined;
@@ -118,7 +149,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         survey.version,
         typeMask(types),
         JSON.stringify(survey.tags),
-        JSON.stringify(survey.footprint),
+        outline,
         JSON.stringify({ ...survey, footprint: undefined }),
       );
       s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
@@ -158,13 +189,13 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       mask: typeMask(query.types ?? []),
       all: query.typeMatch === 'any' ? 0 : 1,
     }) as CandidateRow[];
-    const exact = query.overlap === 'full' ? boxInsideMultiPolygon : boxIntersectsMultiPolygon;
+    const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
     const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
     const matches = rows
       .filter(
         (row) =>
           (!tagFilter || matchesTags(JSON.parse(row.tags) as string[], tagFilter)) &&
-          exact(area, JSON.parse(row.footprint) as MultiPolygon),
+          exact(area, footprintNumbers(row.outline)),
       )
       .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
     // Only the page's documents are read: a dense area can have hundreds of candidates.

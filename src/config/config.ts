@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NadirError } from '../errors.js';
 
@@ -15,8 +16,10 @@ export interface Config {
   rasterBudgetMb: number;
   /** How long an imagery request may wait for that memory before 503 OVERLOADED, ms. */
   rasterQueueMs: number;
-  /** Decoded map-tile pixels kept in memory, MiB. */
+  /** Decoded map-tile pixels kept in memory, MiB (per serve worker). */
   tileCacheMb: number;
+  /** Processes `nadir serve` runs (NADIR_WORKERS: a number, or `auto` for one per core). */
+  workers: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -58,5 +61,6 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     rasterBudgetMb: integer(env, 'NADIR_RASTER_BUDGET_MB', 1024, 64, 1024 * 1024),
     rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
     tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),
+    workers: env.NADIR_WORKERS === 'auto' ? availableParallelism() : integer(env, 'NADIR_WORKERS', 1, 1, 64),
   };
 }

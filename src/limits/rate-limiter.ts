@@ -26,6 +26,15 @@ interface Window {
   count: number;
 }
 
+export interface RateGrant {
+  /** How many of the requested requests are allowed (0 when the window is used up). */
+  granted: number;
+  /** Left in the window after this grant. */
+  remaining: number;
+  resetAt: number;
+  retryAfter: number;
+}
+
 /** One process's counters. Memory is bounded by sweeping windows that have ended. */
 export class MemoryRateLimiter implements RateLimiter {
   readonly #windows = new Map<string, Window>();
@@ -36,6 +45,12 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
+    const { granted, remaining, resetAt, retryAfter } = this.grant(key, limit, intervalSeconds, now, 1);
+    return { allowed: granted === 1, limit, remaining, resetAt, retryAfter };
+  }
+
+  /** Takes up to `want` requests of the window at once (worker processes lease them, rate-lease.ts). */
+  grant(key: string, limit: number, intervalSeconds: number, now: Date, want: number): RateGrant {
     const seconds = now.getTime() / 1000;
     const start = Math.floor(seconds / intervalSeconds) * intervalSeconds;
     const id = `${key}/${intervalSeconds}`;
@@ -45,11 +60,10 @@ export class MemoryRateLimiter implements RateLimiter {
       window = { start, end: start + intervalSeconds, count: 0 };
       this.#windows.set(id, window);
     }
-    const allowed = window.count < limit;
-    if (allowed) window.count++;
+    const granted = Math.max(0, Math.min(want, limit - window.count));
+    window.count += granted;
     return {
-      allowed,
-      limit,
+      granted,
       remaining: Math.max(0, limit - window.count),
       resetAt: window.end,
       retryAfter: Math.max(1, Math.ceil(window.end - seconds)),

@@ -60,6 +60,8 @@ function keyOf({ uri, level, col, row }: CogTileAddress): string {
 export interface CogTilesOptions {
   /** Decoded RGBA tiles kept, in bytes (each is 256 KiB). */
   pixelCacheBytes: number;
+  /** Stored JPEG tiles kept, in bytes: a pass-through tile is then answered with no I/O at all. */
+  jpegCacheBytes: number;
   /** Masks kept (a partial one is 8 KiB, full and empty ones almost nothing). */
   maskCacheEntries: number;
   /** Where JPEG decodes wait for a core. */
@@ -71,6 +73,7 @@ export class CogTiles {
   readonly #gate: WorkGate;
   readonly #masks: LruCache<TileMask>;
   readonly #pixels: LruCache<Buffer>;
+  readonly #jpegs: LruCache<Buffer>;
   /** Decodes under way, so concurrent requests for one tile decode it once. */
   readonly #decoding = new Map<string, Promise<Buffer | undefined>>();
 
@@ -78,6 +81,11 @@ export class CogTiles {
     this.#files = files;
     this.#gate = options.gate;
     this.#masks = new LruCache<TileMask>({ maxEntries: options.maskCacheEntries });
+    this.#jpegs = new LruCache<Buffer>({
+      maxEntries: Math.max(1, Math.floor(options.jpegCacheBytes / 4096)),
+      maxWeight: Math.max(1, options.jpegCacheBytes),
+      weigh: (jpeg) => jpeg.byteLength,
+    });
     this.#pixels = new LruCache<Buffer>({
       maxEntries: Math.max(1, Math.floor(options.pixelCacheBytes / RGBA_BYTES)),
       maxWeight: Math.max(RGBA_BYTES, options.pixelCacheBytes),
@@ -87,11 +95,16 @@ export class CogTiles {
 
   /** The stored JPEG of the tile, with the COG's JPEG tables merged in; undefined when sparse. */
   async jpeg(address: CogTileAddress): Promise<Buffer | undefined> {
-    return this.#files.with(address.uri, async (cog) => {
+    const key = keyOf(address);
+    const cached = this.#jpegs.get(key);
+    if (cached) return cached;
+    const jpeg = await this.#files.with(address.uri, async (cog) => {
       const image = levelImage(cog.levels[address.level]?.image, address);
       const tile = await image.getTile(address.col, address.row);
       return tile ? Buffer.from(tile.bytes) : undefined;
     });
+    if (jpeg) this.#jpegs.set(key, jpeg);
+    return jpeg;
   }
 
   async mask(address: CogTileAddress): Promise<TileMask> {

@@ -59,6 +59,11 @@ export interface TileCandidate {
   asset: PlannableAsset;
   /** The survey footprint, WGS84. Optional: without it only the asset's bounds are tested. */
   footprint?: MultiPolygon;
+  /**
+   * A lon/lat box known to lie inside `footprint` (the caller tested it once for a whole
+   * neighbourhood of tiles): a tile inside it needs no polygon test of its own.
+   */
+  interior?: Bounds;
 }
 
 /** A rectangle in pixels: x right, y down. */
@@ -143,6 +148,10 @@ function footprintMargin(asset: PlannableAsset): number {
   return Math.max(side * FOOTPRINT_MARGIN_FRACTION, 2 * resolutionAtZoom(asset.maxZoom));
 }
 
+function boxContains(outer: Bounds, inner: Bounds): boolean {
+  return inner.minX >= outer.minX && inner.maxX <= outer.maxX && inner.minY >= outer.minY && inner.maxY <= outer.maxY;
+}
+
 function grow(box: Bounds, by: number): Bounds {
   return { minX: box.minX - by, minY: box.minY - by, maxX: box.maxX + by, maxY: box.maxY + by };
 }
@@ -198,9 +207,11 @@ function planLayer<C extends TileCandidate>(
   const reads = readsFor(tile, level, cells);
   if (reads.length === 0) return 'outside-asset';
 
-  const { footprint } = candidate;
+  const { footprint, interior } = candidate;
   let coversTile = false;
-  if (footprint) {
+  if (footprint && interior && boxContains(interior, box.lonLat)) {
+    coversTile = levelCoversTile(tile, level, cells);
+  } else if (footprint) {
     const near = lonLatBox(grow(box.mercator, footprintMargin(candidate.asset)));
     if (!boxIntersectsMultiPolygon(near, footprint)) return 'outside-footprint';
     coversTile = levelCoversTile(tile, level, cells) && boxInsideMultiPolygon(box.lonLat, footprint);

@@ -8,6 +8,7 @@
 import { LruCache } from '../cache/lru.js';
 import type { SurveyCatalogue, TagFilter } from '../catalogue/catalogue.js';
 import type { Survey, TileType } from '../catalogue/survey.js';
+import { boxInsideMultiPolygon } from '../geo/polygon.js';
 import { type Bounds, mercatorToLonLat, type TileCoord, tileBounds } from '../geo/web-mercator.js';
 import type { AssetCandidate } from './tile-renderer.js';
 
@@ -32,14 +33,24 @@ export interface TileFilter {
   order: 'newest' | 'earliest';
 }
 
-function neighbourhoodOf(tile: TileCoord): { key: string; area: Bounds } {
+function lonLatOf(box: Bounds): Bounds {
+  const [minX, minY] = mercatorToLonLat(box.minX, box.minY);
+  const [maxX, maxY] = mercatorToLonLat(box.maxX, box.maxY);
+  return { minX, minY, maxX, maxY };
+}
+
+function neighbourhoodOf(tile: TileCoord): { key: string; area: Bounds; core: Bounds } {
   const up = Math.min(NEIGHBOURHOOD_ZOOMS, tile.z);
   const ancestor = { z: tile.z - up, x: tile.x >> up, y: tile.y >> up };
   const box = tileBounds(ancestor);
   const reach = ((box.maxX - box.minX) / 2 ** up) * REACH_TILES;
-  const [minX, minY] = mercatorToLonLat(box.minX - reach, box.minY - reach);
-  const [maxX, maxY] = mercatorToLonLat(box.maxX + reach, box.maxY + reach);
-  return { key: `${tile.z}/${ancestor.x}/${ancestor.y}`, area: { minX, minY, maxX, maxY } };
+  const area = lonLatOf({
+    minX: box.minX - reach,
+    minY: box.minY - reach,
+    maxX: box.maxX + reach,
+    maxY: box.maxY + reach,
+  });
+  return { key: `${tile.z}/${ancestor.x}/${ancestor.y}`, area, core: lonLatOf(box) };
 }
 
 function filterKey(filter: TileFilter): string {
@@ -63,30 +74,42 @@ export class TileCandidates {
   readonly #catalogue: SurveyCatalogue;
   readonly #cache: LruCache<Promise<AssetCandidate[]>>;
   #marker: string | undefined;
+  #markerThisTurn: Promise<string> | undefined;
 
   constructor(catalogue: SurveyCatalogue, maxEntries: number) {
     this.#catalogue = catalogue;
     this.#cache = new LruCache({ maxEntries });
   }
 
+  /** The catalogue's change marker, asked at most once per turn of the event loop. */
+  #currentMarker(): Promise<string> {
+    if (!this.#markerThisTurn) {
+      this.#markerThisTurn = this.#catalogue.changeMarker();
+      setImmediate(() => {
+        this.#markerThisTurn = undefined;
+      });
+    }
+    return this.#markerThisTurn;
+  }
+
   async find(tile: TileCoord, filter: TileFilter): Promise<AssetCandidate[]> {
-    const marker = await this.#catalogue.changeMarker();
+    const marker = await this.#currentMarker();
     if (marker !== this.#marker) {
       this.#cache.clear();
       this.#marker = marker;
     }
-    const { key, area } = neighbourhoodOf(tile);
+    const { key, area, core } = neighbourhoodOf(tile);
     const cacheKey = `${key}|${filterKey(filter)}`;
     let answer = this.#cache.get(cacheKey);
     if (!answer) {
-      answer = this.#search(area, filter);
+      answer = this.#search(area, core, filter);
       this.#cache.set(cacheKey, answer);
       answer.catch(() => this.#cache.delete(cacheKey));
     }
     return answer;
   }
 
-  async #search(area: Bounds, filter: TileFilter): Promise<AssetCandidate[]> {
+  async #search(area: Bounds, core: Bounds, filter: TileFilter): Promise<AssetCandidate[]> {
     const page = await this.#catalogue.search({
       area,
       since: filter.since,
@@ -97,6 +120,12 @@ export class TileCandidates {
       limit: MAX_CANDIDATES,
       offset: 0,
     });
-    return page.surveys.flatMap((survey) => candidateOf(survey, filter.type) ?? []);
+    // Surveys covering the whole neighbourhood (the usual case inside a survey) spare each of its
+    // tiles the exact polygon test.
+    return page.surveys.flatMap((survey) => {
+      const candidate = candidateOf(survey, filter.type);
+      if (!candidate) return [];
+      return boxInsideMultiPolygon(core, survey.footprint) ? { ...candidate, interior: core } : candidate;
+    });
   }
 }

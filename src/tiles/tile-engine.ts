@@ -14,6 +14,8 @@ import { WorkGate } from './work-gate.js';
 export interface TileEngineOptions {
   /** Decoded 256 x 256 tiles kept in memory, MiB. */
   pixelCacheMb: number;
+  /** Stored JPEG tiles kept in memory for pass-through, MiB. */
+  jpegCacheMb: number;
   /** COG files kept open (each holds its offset tables, a few KiB to a few MiB). */
   maxOpenCogs: number;
   /** Cached catalogue answers (one per neighbourhood and filter). */
@@ -26,6 +28,7 @@ export interface TileEngineOptions {
 
 export const DEFAULT_TILE_ENGINE_OPTIONS: TileEngineOptions = {
   pixelCacheMb: 256,
+  jpegCacheMb: 64,
   maxOpenCogs: 256,
   candidateCacheEntries: 4096,
   maskCacheEntries: 65_536,
@@ -42,6 +45,7 @@ export class TileEngine {
     const gate = new WorkGate(options.imageSlots);
     const tiles = new CogTiles(this.#files, {
       pixelCacheBytes: options.pixelCacheMb * 1024 * 1024,
+      jpegCacheBytes: options.jpegCacheMb * 1024 * 1024,
       maskCacheEntries: options.maskCacheEntries,
       gate,
     });

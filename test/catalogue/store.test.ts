@@ -43,6 +43,14 @@ describe('SqliteSurveyCatalogue storage', () => {
     assert.equal((await catalogue.search(everything)).total, 2);
   });
 
+  it('rejects a footprint with a non-finite coordinate (it could not be stored exactly)', async () => {
+    const catalogue = memoryCatalogue();
+    const footprint = rectFootprint(box(10, 44, 10.01, 44.01));
+    (footprint[0]?.[0]?.[2] as [number, number])[1] = Number.NaN;
+    await assert.rejects(catalogue.put(survey('s1', { footprint })), /finite/);
+    assert.equal(await catalogue.count(), 0);
+  });
+
   it('rejects a survey with an empty footprint and leaves the catalogue unchanged', async () => {
     const catalogue = memoryCatalogue();
     await catalogue.put(survey('s1'));
@@ -126,8 +134,57 @@ describe('SqliteSurveyCatalogue in a file', () => {
     assert.deepEqual(ids(await second.search({ ...everything, area: box(1.4, 1.4, 1.6, 1.6) })), ['s1']);
     assert.equal(await second.reserveVersion('s1'), 3);
     const migrations = db.prepare("SELECT version FROM schema_migrations WHERE module = 'catalogue'").all();
-    assert.deepEqual(migrations, [{ version: 1 }]);
+    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }]);
     await second.close();
+  });
+
+  it('migrates a file written with GeoJSON footprint text (schema 1) to packed footprints', async () => {
+    const path = join(dir, 'schema1.sqlite');
+    const db = openSqlite(path);
+    // Schema 1 and its rows exactly as the catalogue wrote them before migration 2.
+    db.exec(`CREATE TABLE schema_migrations (module TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (module, version));
+      INSERT INTO schema_migrations VALUES ('catalogue', 1);
+      CREATE TABLE surveys (id TEXT PRIMARY KEY, capture_date TEXT NOT NULL, last_photo_time TEXT NOT NULL,
+        version INTEGER NOT NULL, type_mask INTEGER NOT NULL, tags TEXT NOT NULL, footprint TEXT NOT NULL, body TEXT NOT NULL);
+      CREATE VIRTUAL TABLE survey_extent USING rtree(survey_rowid, min_x, max_x, min_y, max_y);
+      CREATE TABLE survey_versions (id TEXT PRIMARY KEY, last_version INTEGER NOT NULL);`);
+    const old = [
+      survey('a', { footprint: lFootprint(box(10, 44, 10.02, 44.02)), tags: ['disaster:fire'] }),
+      survey('b', { footprint: rectFootprint(box(10.03, 44, 10.04, 44.01)), captureDate: '2023-01-01' }),
+    ];
+    const insert = db.prepare('INSERT INTO surveys VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    const extent = db.prepare('INSERT INTO survey_extent VALUES (?, ?, ?, ?, ?)');
+    for (const s of old) {
+      const row = insert.run(
+        s.id,
+        s.captureDate,
+        s.lastPhotoTime,
+        s.version,
+        7,
+        JSON.stringify(s.tags),
+        JSON.stringify(s.footprint),
+        JSON.stringify({ ...s, footprint: undefined }),
+      );
+      const b =
+        s.footprint[0]?.[0]?.reduce(
+          (acc, [x, y]) =>
+            box(Math.min(acc.minX, x), Math.min(acc.minY, y), Math.max(acc.maxX, x), Math.max(acc.maxY, y)),
+          box(180, 90, -180, -90),
+        ) ?? box(0, 0, 0, 0);
+      extent.run(row.lastInsertRowid, b.minX, b.maxX, b.minY, b.maxY);
+    }
+    db.close();
+
+    const catalogue = new SqliteSurveyCatalogue(openSqlite(path));
+    assert.deepEqual(await catalogue.get('a'), old[0]);
+    assert.deepEqual(await catalogue.get('b'), old[1]);
+    // The L's notch is outside its footprint: the exact test reads the converted footprint.
+    assert.deepEqual(ids(await catalogue.search({ ...everything, area: box(10.018, 44.018, 10.019, 44.019) })), []);
+    assert.deepEqual(ids(await catalogue.search({ ...everything, area: box(10.001, 44.001, 10.035, 44.002) })), [
+      'a',
+      'b',
+    ]);
+    await catalogue.close();
   });
 
   it('two catalogues on one file see each other and share version counters', async () => {

@@ -143,6 +143,28 @@ describe('planTile footprints', () => {
     assert.equal(planTile({ z: 18, x: X18 + 2, y: Y18 + 3 }, [candidate('n', base)]).layers[0]?.coversTile, false);
   });
 
+  it('an interior box known to be inside the footprint gives the same plans as the polygon tests', () => {
+    // The L's lower-left 2 x 2 z18 tiles as a lon/lat box: inside the L.
+    const a = mapTile(18, X18, Y18 + 2);
+    const b = mapTile(18, X18 + 1, Y18 + 3);
+    const [minX, minY] = mercatorToLonLat(a.minX, b.minY);
+    const [maxX, maxY] = mercatorToLonLat(b.maxX, a.maxY);
+    const withInterior = { ...withL, interior: { minX, minY, maxX, maxY } };
+    for (const z of [15, 16, 17, 18]) {
+      const shift = 18 - z;
+      for (let i = 0; i < 4; i++) {
+        for (let j = 0; j < 4; j++) {
+          const tile = { z, x: (X18 >> shift) + i, y: (Y18 >> shift) + j };
+          assert.deepEqual(
+            planTile(tile, [withInterior]).layers.map((l) => [l.coversTile, l.passThrough, l.reads]),
+            planTile(tile, [withL]).layers.map((l) => [l.coversTile, l.passThrough, l.reads]),
+            `${z}/${i}/${j}`,
+          );
+        }
+      }
+    }
+  });
+
   it('keeps tiles within the footprint margin (a few pixels), drops those beyond it', () => {
     const px = 1 / 256; // one z18 pixel in tile units
     const near = { ...candidate('near', base), footprint: footprint(square(0, 0, 3 - 2 * px, 4)) };

@@ -1,31 +1,72 @@
+import { availableParallelism } from 'node:os';
 import { buildServer } from '../../api/server.js';
-import { type CliContext, type Command, parseCommandArgs } from '../command.js';
+import { createServices, type Services } from '../../composition.js';
+import { LeasedRateLimiter } from '../../limits/rate-lease.js';
+import { type CliContext, type Command, parseCommandArgs, UsageError } from '../command.js';
+import { isClusterWorker, leaseFromPrimary, superviseWorkers } from '../serve-cluster.js';
 
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'Run the HTTP service (NADIR_HOST, NADIR_PORT, NADIR_DATA_DIR, NADIR_DATABASE)',
-  usage: `nadir serve [--port N] [--host H]
+  usage: `nadir serve [--port N] [--host H] [--workers N|auto]
 
 Environment: NADIR_PORT (8080), NADIR_HOST (0.0.0.0), NADIR_DATA_DIR (./data),
-NADIR_DATABASE (<data>/nadir.sqlite), NADIR_LOG_LEVEL (info), NADIR_TOKEN_SECRETS.
+NADIR_DATABASE (<data>/nadir.sqlite), NADIR_LOG_LEVEL (info), NADIR_TOKEN_SECRETS,
+NADIR_WORKERS (1).
+--workers: processes sharing the port (auto: one per core). Tile rate limits are shared by all
+of them; the raster memory budget (NADIR_RASTER_BUDGET_MB) is divided between them.
 SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit.`,
   async run(args: string[], ctx: CliContext) {
-    const { values } = parseCommandArgs(args, { port: { type: 'string' }, host: { type: 'string' } }, false);
-    const services = ctx.services();
+    const { values } = parseCommandArgs(
+      args,
+      { port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' } },
+      false,
+    );
     const port = values.port === undefined ? ctx.config.port : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new Error(`--port must be 0..65535, got ${values.port}`);
-    const app = await buildServer(services);
-    const address = await app.listen({ port, host: values.host ?? ctx.config.host });
-    ctx.stderr.write(`nadir listening on ${address}\n`);
-    await new Promise<void>((resolve) => {
-      const stop = async () => {
-        await app.close();
-        resolve();
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-    });
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new UsageError(`--port must be 0..65535, got ${values.port}`);
+    }
+    const workers = values.workers === undefined ? ctx.config.workers : parseWorkers(values.workers);
+    if (workers > 1 && !isClusterWorker()) {
+      ctx.stderr.write(`nadir: starting ${workers} worker processes on port ${port}\n`);
+      return superviseWorkers(workers, (line) => ctx.stderr.write(`${line}\n`));
+    }
+    let services: Services;
+    if (isClusterWorker()) {
+      const rasterBudgetMb = Math.max(64, Math.floor(ctx.config.rasterBudgetMb / workers));
+      const config = { ...ctx.config, workers, rasterBudgetMb };
+      services = { ...createServices(config), rateLimiter: new LeasedRateLimiter(leaseFromPrimary(), workers) };
+    } else {
+      services = ctx.services();
+    }
+    try {
+      const app = await buildServer(services);
+      const address = await app.listen({ port, host: values.host ?? ctx.config.host });
+      if (!isClusterWorker()) ctx.stderr.write(`nadir listening on ${address}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = async () => {
+          await app.close();
+          resolve();
+        };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      });
+    } finally {
+      if (isClusterWorker()) {
+        await services.close();
+        // The channel to the primary would keep this process alive after its server closed.
+        process.disconnect?.();
+      }
+    }
     return 0;
   },
 };
+
+function parseWorkers(text: string): number {
+  if (text === 'auto') return availableParallelism();
+  const workers = Number(text);
+  if (!/^\d+$/.test(text) || workers < 1 || workers > 64) {
+    throw new UsageError(`--workers must be 1..64 or auto, got ${JSON.stringify(text)}`);
+  }
+  return workers;
+}

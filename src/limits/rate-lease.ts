@@ -1,0 +1,94 @@
+/**
+ * Rate limits across the worker processes of one `nadir serve --workers N`: the primary process
+ * holds the counters (a MemoryRateLimiter) and workers lease requests from it in small batches,
+ * so a key's limit is shared by all workers whichever of them its connections land on, while
+ * only one message in `lease` requests crosses between processes.
+ *
+ * Never more than the limit is admitted: the primary grants only what is left. A lease a worker
+ * has not used up when another worker runs dry is not moved across, so near the end of a window
+ * a key may be refused up to (workers - 1) x lease requests early; leases are 1/32 of the limit
+ * per worker (at least 1, at most 1,000), so that is at most about 3% of the limit.
+ */
+import type { RateDecision, RateGrant, RateLimiter } from './rate-limiter.js';
+
+export interface LeaseRequest {
+  key: string;
+  limit: number;
+  intervalSeconds: number;
+  want: number;
+  /** Epoch ms of the request, so worker and primary agree on the window. */
+  at: number;
+}
+
+export type RequestLease = (request: LeaseRequest) => Promise<RateGrant>;
+
+interface Lease {
+  /** Unix seconds when this window ends (the same arithmetic as the primary's). */
+  resetAt: number;
+  /** Leased and not yet used. */
+  tokens: number;
+  /** What the primary said was left after this worker's last lease. */
+  remaining: number;
+  /** The primary granted nothing: refuse until the window resets. */
+  exhausted: boolean;
+  refill: Promise<void> | undefined;
+}
+
+export function leaseSize(limit: number, workers: number): number {
+  return Math.max(1, Math.min(1_000, Math.floor(limit / (32 * workers))));
+}
+
+export class LeasedRateLimiter implements RateLimiter {
+  readonly #request: RequestLease;
+  readonly #workers: number;
+  readonly #leases = new Map<string, Lease>();
+
+  constructor(request: RequestLease, workers: number) {
+    this.#request = request;
+    this.#workers = workers;
+  }
+
+  async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
+    const seconds = now.getTime() / 1000;
+    const resetAt = Math.floor(seconds / intervalSeconds) * intervalSeconds + intervalSeconds;
+    const id = `${key}/${intervalSeconds}/${limit}/${resetAt}`;
+    let lease = this.#leases.get(id);
+    if (!lease) {
+      this.#sweep(seconds);
+      lease = { resetAt, tokens: 0, remaining: limit, exhausted: false, refill: undefined };
+      this.#leases.set(id, lease);
+    }
+    const retryAfter = Math.max(1, Math.ceil(resetAt - seconds));
+    for (;;) {
+      if (lease.tokens > 0) {
+        lease.tokens--;
+        return { allowed: true, limit, remaining: lease.remaining + lease.tokens, resetAt, retryAfter };
+      }
+      if (lease.exhausted) return { allowed: false, limit, remaining: 0, resetAt, retryAfter };
+      // Concurrent requests of one key wait for the same lease rather than each asking for one.
+      const current = lease;
+      current.refill ??= this.#refill(current, {
+        key,
+        limit,
+        intervalSeconds,
+        want: leaseSize(limit, this.#workers),
+        at: now.getTime(),
+      }).finally(() => {
+        current.refill = undefined;
+      });
+      await current.refill;
+    }
+  }
+
+  async #refill(lease: Lease, request: LeaseRequest): Promise<void> {
+    const grant = await this.#request(request);
+    lease.tokens += grant.granted;
+    lease.remaining = grant.remaining;
+    lease.exhausted = grant.granted === 0;
+  }
+
+  #sweep(nowSeconds: number): void {
+    if (this.#leases.size < 1024) return;
+    for (const [id, lease] of this.#leases) if (lease.resetAt <= nowSeconds && !lease.refill) this.#leases.delete(id);
+  }
+}
