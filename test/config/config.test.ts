@@ -35,7 +35,19 @@ describe('parseConfig defaults', () => {
       publicUrl: undefined,
       rasterBudgetMb: 1024,
       rasterQueueMs: 10_000,
+      tileCacheMb: 256,
+      workers: 1,
     });
+  });
+
+  it('reads the tile cache size and the number of serve workers', () => {
+    const config = parseConfig({ NADIR_TILE_CACHE_MB: '64', NADIR_WORKERS: '3' }, cwd);
+    assert.equal(config.tileCacheMb, 64);
+    assert.equal(config.workers, 3);
+    assert.ok(parseConfig({ NADIR_WORKERS: 'auto' }, cwd).workers >= 1);
+    assert.throws(() => parseConfig({ NADIR_WORKERS: '0' }, cwd), /NADIR_WORKERS/);
+    assert.throws(() => parseConfig({ NADIR_WORKERS: 'many' }, cwd), /NADIR_WORKERS/);
+    assert.throws(() => parseConfig({ NADIR_TILE_CACHE_MB: '-1' }, cwd), /NADIR_TILE_CACHE_MB/);
   });
 
   it('reads the imagery admission settings and refuses nonsense', () => {
