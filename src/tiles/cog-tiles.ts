@@ -62,8 +62,9 @@ export interface CogTilesOptions {
   pixelCacheBytes: number;
   /** Stored JPEG tiles kept, in bytes: a pass-through tile is then answered with no I/O at all. */
   jpegCacheBytes: number;
-  /** Masks kept (a partial one is 8 KiB, full and empty ones almost nothing). */
+  /** Masks kept, and the bytes they may hold (a partial one is 8 KiB, full and empty ones almost nothing). */
   maskCacheEntries: number;
+  maskCacheBytes: number;
   /** Where JPEG decodes wait for a core. */
   gate: WorkGate;
 }
@@ -80,7 +81,12 @@ export class CogTiles {
   constructor(files: CogFiles, options: CogTilesOptions) {
     this.#files = files;
     this.#gate = options.gate;
-    this.#masks = new LruCache<TileMask>({ maxEntries: options.maskCacheEntries });
+    // Entries bound the full and empty masks (shared constants), bytes the partial ones (8 KiB).
+    this.#masks = new LruCache<TileMask>({
+      maxEntries: options.maskCacheEntries,
+      maxWeight: options.maskCacheBytes,
+      weigh: (mask) => (mask.kind === 'partial' ? MASK_BYTES : 64),
+    });
     this.#jpegs = new LruCache<Buffer>({
       maxEntries: Math.max(1, Math.floor(options.jpegCacheBytes / 4096)),
       maxWeight: Math.max(1, options.jpegCacheBytes),

@@ -20,7 +20,7 @@ export interface TileEngineOptions {
   maxOpenCogs: number;
   /** Cached catalogue answers (one per neighbourhood and filter). */
   candidateCacheEntries: number;
-  /** Cached tile masks (8 KiB for a partial one). */
+  /** Cached tile masks (at most 32 MiB of partial ones, 8 KiB each). */
   maskCacheEntries: number;
   /** JPEG decodes and tile encodes running at once: one per core (work-gate.ts says why). */
   imageSlots: number;
@@ -47,6 +47,7 @@ export class TileEngine {
       pixelCacheBytes: options.pixelCacheMb * 1024 * 1024,
       jpegCacheBytes: options.jpegCacheMb * 1024 * 1024,
       maskCacheEntries: options.maskCacheEntries,
+      maskCacheBytes: 32 * 1024 * 1024,
       gate,
     });
     this.candidates = new TileCandidates(catalogue, options.candidateCacheEntries);
