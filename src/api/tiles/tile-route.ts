@@ -10,7 +10,7 @@ import { utcDate } from '../../geo/dates.js';
 import type { TileCoord } from '../../geo/web-mercator.js';
 import { ENCODING_VERSION } from '../../tiles/encode.js';
 import { rotationFor } from '../../tiles/panorama.js';
-import { planTile, tileEtagSeed } from '../../tiles/planner.js';
+import { freshPlan, PlanMemo } from '../../tiles/plan-memo.js';
 import { candidateOf, type TileFilter } from '../../tiles/tile-candidates.js';
 import type { AssetCandidate, TileFormat } from '../../tiles/tile-renderer.js';
 import { authenticate } from '../auth.js';
@@ -67,6 +67,7 @@ function noImagery(reply: FastifyReply, tile: TileCoord, cacheable: string): Nad
 
 export function registerTileRoutes(app: FastifyInstance, services: Services, now: () => Date): void {
   const { accounts, catalogue, tiles, rateLimiter, tileUsage } = services;
+  const plans = new PlanMemo();
   app.decorateRequest('tileCaller', null);
 
   /**
@@ -100,12 +101,20 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
     type: TileType,
     candidates: AssetCandidate[],
     maxAge: number,
+    /** Only a cached candidate list (location tiles) can key remembered plans. */
+    remember: boolean,
   ): Promise<FastifyReply> {
     // Set only on answers that may be cached: an empty tile stays empty until the catalogue changes.
     const cacheable = cacheControl(request, maxAge);
-    const plan = planTile(tile, candidates);
+    const memo = remember ? plans.plan(tile, candidates) : freshPlan(tile, candidates);
+    const { plan } = memo;
     if (plan.layers.length === 0) throw noImagery(reply, tile, cacheable);
-    const etag = etagOf(tileEtagSeed(plan), type, format);
+    const variant = `${type}.${format}`;
+    let etag = memo.etags.get(variant);
+    if (etag === undefined) {
+      etag = etagOf(memo.seed, type, format);
+      memo.etags.set(variant, etag);
+    }
     reply.header('etag', etag).header('cache-control', cacheable);
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
 
@@ -133,7 +142,7 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
     const { tile, format } = parseTileAddress(params.z, params.x, params.file);
     const filter = parseTileFilter(params.contentType, query, utcDate(now()));
     const candidates = await timedStep(request, 'catalogue', () => tiles.candidates.find(tile, filter));
-    return send(request, reply, tile, format, params.contentType, candidates, LOCATION_MAX_AGE);
+    return send(request, reply, tile, format, params.contentType, candidates, LOCATION_MAX_AGE, true);
   });
 
   app.get(SURVEY_TILE_PATH, { schema: surveyTileRouteSchema, onRequest: admit }, async (request, reply) => {
@@ -148,7 +157,7 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
       throw new NadirError('CONTENT_NOT_FOUND', `Survey ${survey.id} has no ${params.contentType} imagery`);
     }
     const candidates = surveyMatches(survey, filter) ? [candidate] : [];
-    return send(request, reply, tile, format, params.contentType, candidates, SURVEY_MAX_AGE);
+    return send(request, reply, tile, format, params.contentType, candidates, SURVEY_MAX_AGE, false);
   });
 }
 

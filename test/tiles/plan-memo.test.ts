@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PlanMemo } from '../../src/tiles/plan-memo.js';
+import type { AssetCandidate } from '../../src/tiles/tile-renderer.js';
+import { assetAt, candidate } from './helpers.js';
+
+const asset = {
+  ...assetAt(16, 18, 17000, 27000, 1024, 1024),
+  type: 'Vert',
+  uri: 'file:///a.tif',
+  gsd: 0.5,
+  kind: 'rgb',
+  version: 1,
+} as const;
+
+describe('PlanMemo', () => {
+  it('gives the same plan for the same tile and candidate list, and a new one for a new list', () => {
+    const memo = new PlanMemo(10);
+    const tile = { z: 18, x: 17000 * 4 + 1, y: 27000 * 4 + 1 };
+    const list = [candidate('a', asset) as AssetCandidate];
+    const first = memo.plan(tile, list);
+    assert.equal(first.plan.layers.length, 1);
+    assert.equal(memo.plan(tile, list), first, 'remembered');
+    // The catalogue changed: a new list (here a newer version) must not reuse the old plan.
+    const newer = [{ ...candidate('a', asset, 2) } as AssetCandidate];
+    const second = memo.plan(tile, newer);
+    assert.notEqual(second, first);
+    assert.notEqual(second.seed, first.seed, 'the ETag seed follows the version');
+    assert.equal(memo.plan({ ...tile, x: tile.x + 1 }, list).plan.tile.x, tile.x + 1);
+  });
+});
