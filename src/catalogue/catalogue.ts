@@ -1,5 +1,18 @@
 import type { Bounds } from '../geo/web-mercator.js';
-import type { ContentType, Survey } from './survey.js';
+import type { Asset, ContentType, Survey } from './survey.js';
+
+/**
+ * What a listing of surveys shows (the coverage answer): no footprint, and of each asset only its
+ * resolution and deepest zoom. A Survey is one; a search asked for listings reads no document,
+ * which is most of what a dense search costs.
+ */
+export interface SurveyListing
+  extends Pick<Survey, 'id' | 'captureDate' | 'firstPhotoTime' | 'lastPhotoTime' | 'tags' | 'version'> {
+  assets: Partial<Record<ContentType, Pick<Asset, 'gsd' | 'maxZoom'>>>;
+}
+
+/** `document` (default): whole surveys; `listing`: SurveyListing only. */
+export type SurveyView = 'document' | 'listing';
 
 export interface TagFilter {
   /** A survey matches when it has a tag equal to, or of the type of, any of these. */
@@ -8,7 +21,7 @@ export interface TagFilter {
   exclude?: string[];
 }
 
-export interface SurveySearch {
+export interface SurveySearch<V extends SurveyView = 'document'> {
   /** WGS84 lon/lat box of the area asked about. */
   area: Bounds;
   /** `intersects` (default) or `full`: the footprint must contain the whole area. */
@@ -24,10 +37,11 @@ export interface SurveySearch {
   order?: 'newest' | 'oldest';
   limit: number;
   offset: number;
+  view?: V;
 }
 
-export interface SurveyPage {
-  surveys: Survey[];
+export interface SurveyPage<V extends SurveyView = 'document'> {
+  surveys: (V extends 'listing' ? SurveyListing : Survey)[];
   total: number;
 }
 
@@ -45,7 +59,7 @@ export interface SurveyCatalogue {
    * twice, even when an ingest dies before `put`, so files of a dead attempt can't be mistaken.
    */
   reserveVersion(id: string): Promise<number>;
-  search(query: SurveySearch): Promise<SurveyPage>;
+  search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>>;
   /** Every asset URI the catalogue references, so storage can remove what nothing references. */
   referencedUris(): Promise<Set<string>>;
   count(): Promise<number>;

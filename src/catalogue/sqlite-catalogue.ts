@@ -8,15 +8,11 @@ import {
   type SurveyOrderKey,
   type SurveyPage,
   type SurveySearch,
+  type SurveyView,
 } from './catalogue.js';
-import {
-  footprintNumbers,
-  packedBoxInside,
-  packedBoxIntersects,
-  packFootprint,
-  unpackFootprint,
-} from './packed-footprint.js';
+import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
+import { type DocumentRow, documentJson, type ListingRow, listingJson, toListing, toSurvey } from './survey-rows.js';
 
 const MIGRATIONS = [
   `CREATE TABLE surveys (
@@ -49,40 +45,54 @@ const MIGRATIONS = [
      FROM surveys;
    DROP TABLE surveys;
    ALTER TABLE surveys_packed RENAME TO surveys;`,
+  // Listings (survey-rows.ts) in their own small column, before the document: a search that only
+  // lists surveys (coverage) parsed every listed survey's whole document.
+  `CREATE TABLE surveys_listed (
+     id TEXT PRIMARY KEY,
+     capture_date TEXT NOT NULL,
+     last_photo_time TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     type_mask INTEGER NOT NULL,
+     tags TEXT NOT NULL,
+     outline BLOB NOT NULL,
+     listing TEXT NOT NULL,
+     body TEXT NOT NULL
+   );
+   INSERT INTO surveys_listed (rowid, id, capture_date, last_photo_time, version, type_mask, tags, outline, listing, body)
+     SELECT rowid, id, capture_date, last_photo_time, version, type_mask, tags, outline, nadir_listing(body), body
+     FROM surveys;
+   DROP TABLE surveys;
+   ALTER TABLE surveys_listed RENAME TO surveys;`,
 ];
 
 /**
  * A search's candidates: surveys whose footprint bounds meet the area and whose date and types
- * match, with what the exact test, the tag filter and the ordering need. Exported for the
- * benchmark, whose floor is this statement alone.
+ * match, with what the exact test, the tag filter and the ordering need (and, for listings, the
+ * listing). Exported for the benchmark, whose floor is this statement alone.
  */
-export const CANDIDATES_SQL = `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime,
-    s.tags, s.outline
-  FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
-  WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
-    AND s.capture_date >= @since AND s.capture_date <= @until
-    AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
+export function candidatesSql(view: SurveyView): string {
+  return `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime, s.tags, s.outline
+      ${view === 'listing' ? ', s.version, s.listing' : ''}
+    FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
+    WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
+      AND s.capture_date >= @since AND s.capture_date <= @until
+      AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
+}
 
 /** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
 export function typeMask(types: readonly ContentType[]): number {
   return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);
 }
 
-interface SurveyRow {
-  body: string;
-  outline: Buffer;
+interface PageRow extends DocumentRow {
+  rowid: number;
 }
 
-/** What a search decides on before it reads any survey document. */
-interface CandidateRow extends SurveyOrderKey {
+/** What a search decides on before it reads any survey document (and a listing's columns). */
+interface CandidateRow extends SurveyOrderKey, Partial<Pick<ListingRow, 'version' | 'listing'>> {
   rowid: number;
   outline: Buffer;
   tags: string;
-}
-
-/** The footprint lives in its own column so searches test it without parsing the document. */
-function toSurvey(row: SurveyRow): Survey {
-  return { ...(JSON.parse(row.body) as Omit<Survey, 'footprint'>), footprint: unpackFootprint(row.outline) };
 }
 
 /**
@@ -98,18 +108,19 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
-    // Used by migration 2 only, on the rows it converts.
+    // Used by migrations 2 and 3 only, on the rows they convert.
     db.function('nadir_pack_footprint', { deterministic: true }, (text) =>
       packFootprint(JSON.parse(String(text)) as MultiPolygon),
     );
+    db.function('nadir_listing', { deterministic: true }, (body) => listingJson(JSON.parse(String(body)) as Survey));
     migrate(db, 'catalogue', MIGRATIONS);
     this.#statements = {
       rowidOf: db.prepare('SELECT rowid FROM surveys WHERE id = ?'),
       deleteSurvey: db.prepare('DELETE FROM surveys WHERE rowid = ?'),
       deleteExtent: db.prepare('DELETE FROM survey_extent WHERE survey_rowid = ?'),
       insertSurvey: db.prepare(
-        `INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, outline, body)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, outline, listing, body)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertExtent: db.prepare(
         'INSERT INTO survey_extent (survey_rowid, min_x, max_x, min_y, max_y) VALUES (?, ?, ?, ?, ?)',
@@ -123,10 +134,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
          ON CONFLICT (id) DO UPDATE SET last_version = last_version + 1 RETURNING last_version`,
       ),
       get: db.prepare('SELECT body, outline FROM surveys WHERE id = ?'),
-      byRowid: db.prepare('SELECT body, outline FROM surveys WHERE rowid = ?'),
+      page: db.prepare('SELECT rowid, body, outline FROM surveys WHERE rowid IN (SELECT value FROM json_each(?))'),
       all: db.prepare('SELECT body, outline FROM surveys'),
       count: db.prepare('SELECT count(*) AS n FROM surveys'),
-      search: db.prepare(CANDIDATES_SQL),
+      candidates: db.prepare(candidatesSql('document')),
+      listingCandidates: db.prepare(candidatesSql('listing')),
     };
   }
 
@@ -150,7 +162,8 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         typeMask(types),
         JSON.stringify(survey.tags),
         outline,
-        JSON.stringify({ ...survey, footprint: undefined }),
+        listingJson(survey),
+        documentJson(survey),
       );
       s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
       s.bumpVersion.run(survey.id, survey.version);
@@ -159,7 +172,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   }
 
   async get(id: string): Promise<Survey | undefined> {
-    const row = this.#statements.get.get(id) as SurveyRow | undefined;
+    const row = this.#statements.get.get(id) as DocumentRow | undefined;
     return row ? toSurvey(row) : undefined;
   }
 
@@ -180,9 +193,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     return (this.#statements.reserveVersion.get(id) as { last_version: number }).last_version;
   }
 
-  async search(query: SurveySearch): Promise<SurveyPage> {
+  async search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>> {
+    const listing = query.view === 'listing';
+    const candidates = listing ? this.#statements.listingCandidates : this.#statements.candidates;
     const { area } = query;
-    const rows = this.#statements.search.all({
+    const rows = candidates.all({
       ...area,
       since: query.since ?? '0000-00-00',
       until: query.until ?? '9999-99-99',
@@ -198,15 +213,23 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
           exact(area, footprintNumbers(row.outline)),
       )
       .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
-    // Only the page's documents are read: a dense area can have hundreds of candidates.
     const page = matches.slice(query.offset, query.offset + query.limit);
-    const surveys = page.map((row) => toSurvey(this.#statements.byRowid.get(row.rowid) as SurveyRow));
-    return { surveys, total: matches.length };
+    const total = matches.length;
+    if (listing) return { surveys: page.map((row) => toListing(row as ListingRow)), total } as SurveyPage<V>;
+    return { surveys: this.#documents(page), total } as SurveyPage<V>;
+  }
+
+  /** Only the page's documents are read (a dense area can have hundreds of candidates), in one statement. */
+  #documents(page: CandidateRow[]): Survey[] {
+    if (page.length === 0) return [];
+    const rows = this.#statements.page.all(JSON.stringify(page.map((row) => row.rowid))) as PageRow[];
+    const byRowid = new Map(rows.map((row) => [row.rowid, row]));
+    return page.map((row) => toSurvey(byRowid.get(row.rowid) as PageRow));
   }
 
   async referencedUris(): Promise<Set<string>> {
     const uris = new Set<string>();
-    for (const row of this.#statements.all.all() as SurveyRow[]) {
+    for (const row of this.#statements.all.all() as DocumentRow[]) {
       const survey = toSurvey(row);
       for (const asset of Object.values(survey.assets)) if (asset) uris.add(asset.uri);
     }

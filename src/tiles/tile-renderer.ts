@@ -65,11 +65,16 @@ export class TileRenderer {
     this.#gate = gate;
   }
 
-  /** undefined when no layer has a single pixel for the tile (a 404). */
+  /**
+   * undefined when no layer has a single pixel for the tile (a 404). `signal`: the client went
+   * away; map clients cancel tiles all the time while panning, and a tile nobody waits for is
+   * neither composited nor encoded (decodes already under way finish: they are cached for others).
+   */
   async render(
     plan: TilePlan<AssetCandidate>,
     format: TileFormat,
     rotation: Rotation,
+    signal?: AbortSignal,
   ): Promise<RenderedTile | undefined> {
     const layers = plan.layers.map(layerReads);
     // Masks are small and cached: ask for all of them at once rather than one round trip per layer.
@@ -81,12 +86,17 @@ export class TileRenderer {
       if (jpeg)
         return { body: jpeg, contentType: 'image/jpeg', surveyIds: [first.candidate.surveyId], passThrough: true };
     }
+    signal?.throwIfAborted();
     const drawn = plan.layers.every(isOneToOne)
       ? await this.#stack(plan, layers, masks)
       : await this.#composite(plan, layers, masks);
     if (!drawn) return undefined;
     const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && drawn.full) ? 'jpeg' : 'png';
-    const body = await this.#gate.run(() => encodeTile(drawn.rgba, drawn.full, encoded, rotation));
+    const body = await this.#gate.run(() => {
+      // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
+      signal?.throwIfAborted();
+      return encodeTile(drawn.rgba, drawn.full, encoded, rotation);
+    });
     return { body, contentType: contentTypeOf(encoded), surveyIds: drawn.surveyIds, passThrough: false };
   }
 

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 import { NadirError } from '../errors.js';
 import type { Aoi } from '../geo/aoi.js';
 import { decodeClaims, encodeClaims, type TransactionClaims } from './claims.js';
@@ -52,6 +52,23 @@ export type TokenRejection =
   | 'account_disabled'
   | 'subscription_cancelled';
 
+/**
+ * Random bytes from the CSPRNG, drawn 4 KiB at a time: two small randomBytes calls per token cost
+ * about as much as its encryption. Every byte is handed out once. The slice is only valid until
+ * the next call refills the pool, so callers use it at once (hex, the cipher, a concat).
+ */
+const randomPool = Buffer.alloc(4096);
+let randomOffset = randomPool.length;
+
+function pooledRandom(bytes: number): Buffer {
+  if (randomOffset + bytes > randomPool.length) {
+    randomFillSync(randomPool);
+    randomOffset = 0;
+  }
+  randomOffset += bytes;
+  return randomPool.subarray(randomOffset - bytes, randomOffset);
+}
+
 export function invalidToken(reason: TokenRejection, message: string): NadirError {
   return new NadirError('TRANSACTION_TOKEN_INVALID', message, { reason });
 }
@@ -59,6 +76,8 @@ export function invalidToken(reason: TokenRejection, message: string): NadirErro
 export class TokenCodec {
   readonly #currentSecretId: string;
   readonly #currentSecret: Uint8Array;
+  /** `t1.<current secret id>` as bytes: the additional authenticated data of every new token. */
+  readonly #currentHeader: Buffer;
   readonly #secrets: ReadonlyMap<string, Uint8Array>;
   readonly #now: () => Date;
   readonly #validityMs: number;
@@ -86,6 +105,7 @@ export class TokenCodec {
     }
     this.#currentSecretId = keyring.current;
     this.#currentSecret = currentSecret;
+    this.#currentHeader = Buffer.from(`${TOKEN_FORMAT_PREFIX}.${keyring.current}`, 'utf8');
     this.#now = options.now ?? (() => new Date());
     this.#validityMs = options.validityMs ?? TOKEN_VALIDITY_MS;
   }
@@ -93,7 +113,7 @@ export class TokenCodec {
   issue(subject: TokenSubject): IssuedToken {
     const issuedAt = this.#now();
     const claims: TransactionClaims = {
-      tokenId: randomBytes(16).toString('hex'),
+      tokenId: pooledRandom(16).toString('hex'),
       accountId: subject.accountId,
       keyId: subject.keyId,
       aoi: { lon: subject.aoi.lon, lat: subject.aoi.lat, radius: subject.aoi.radius },
@@ -101,11 +121,12 @@ export class TokenCodec {
       expiresAt: new Date(issuedAt.getTime() + this.#validityMs),
     };
     const header = `${TOKEN_FORMAT_PREFIX}.${this.#currentSecretId}`;
-    const iv = randomBytes(IV_BYTES);
+    const iv = pooledRandom(IV_BYTES);
     const cipher = createCipheriv(CIPHER, this.#currentSecret, iv, { authTagLength: TAG_BYTES });
-    cipher.setAAD(Buffer.from(header, 'utf8'));
-    const ciphertext = Buffer.concat([cipher.update(encodeClaims(claims)), cipher.final()]);
-    const body = Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString('base64url');
+    cipher.setAAD(this.#currentHeader);
+    const ciphertext = cipher.update(encodeClaims(claims));
+    const final = cipher.final();
+    const body = Buffer.concat([iv, ciphertext, final, cipher.getAuthTag()]).toString('base64url');
     return { token: `${header}.${body}`, claims };
   }
 

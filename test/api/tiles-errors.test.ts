@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Survey } from '../../src/catalogue/survey.js';
+import { planTile } from '../../src/tiles/planner.js';
 import { type ApiFixture, createKey, errorBody, realdataMissing, startApi } from './helpers.js';
 import { ingestRealdataSurvey } from './tiles-fixture.js';
 
@@ -116,6 +117,29 @@ describe('tile errors, rate limits and usage', { skip: realdataMissing }, () => 
       assert.equal(r.headers.get('cache-control'), code === 'NO_IMAGERY' ? 'public, max-age=86400' : null);
     });
   }
+
+  test('a tile whose client went away is not composited or encoded', async () => {
+    const [z, x, y] = inside.split('/').map(Number) as [number, number, number];
+    const candidates = await api.services.tiles.candidates.find({ z, x, y }, { type: 'Vert', order: 'newest' });
+    const plan = planTile({ z, x, y }, candidates);
+    assert.ok((await api.services.tiles.renderer.render(plan, 'png', 90)) !== undefined, 'renders when wanted');
+    const gone = new AbortController();
+    gone.abort();
+    await assert.rejects(api.services.tiles.renderer.render(plan, 'png', 90, gone.signal), { name: 'AbortError' });
+    // Over HTTP: requests abandoned mid-flight leave the server answering normally.
+    const abandoned = Array.from({ length: 20 }, () => {
+      const controller = new AbortController();
+      const pending = api
+        .get(`/tiles/v3/East/${inside}.png?apikey=${key}`, { signal: controller.signal })
+        .catch(() => undefined);
+      setImmediate(() => controller.abort());
+      return pending;
+    });
+    await Promise.all(abandoned);
+    const after = await api.get(`/tiles/v3/Vert/${inside}.png?apikey=${key}`);
+    assert.equal(after.status, 200);
+    assert.ok(!api.logs.some((line) => line.includes('"level":50')), 'no error logged for abandoned tiles');
+  });
 
   test('no key, an unknown key and a revoked key -> 401 API_KEY_INVALID', async () => {
     const path = `/tiles/v3/Vert/${inside}.jpg`;

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { SurveySearch } from '../../src/catalogue/catalogue.js';
+import type { SurveyListing, SurveySearch } from '../../src/catalogue/catalogue.js';
 import type { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from '../../src/catalogue/survey.js';
 import type { MultiPolygon } from '../../src/geo/polygon.js';
@@ -100,6 +100,16 @@ function bruteSearch(all: { s: Survey; shape: Shape }[], q: SurveySearch): strin
     .map((s) => s.id);
 }
 
+/** A survey as a listing shows it, written out independently of src/catalogue/survey-rows.ts. */
+function listingOf(s: Survey): SurveyListing {
+  const assets: SurveyListing['assets'] = {};
+  for (const [type, asset] of Object.entries(s.assets)) {
+    if (asset) assets[type as ContentType] = { gsd: asset.gsd, maxZoom: asset.maxZoom };
+  }
+  const { id, captureDate, firstPhotoTime, lastPhotoTime, tags, version } = s;
+  return { id, captureDate, firstPhotoTime, lastPhotoTime, tags, version, assets };
+}
+
 // ---- data ----
 const DATES = Array.from(
   { length: 40 },
@@ -181,6 +191,10 @@ describe('search agrees with a brute-force scan on 2,000 surveys', () => {
         `query ${i}: ${JSON.stringify(q)}`,
       );
       assert.equal(page.total, expected.length);
+      // Listings: the same surveys in the same order, each what its document projects to.
+      const listed = await catalogue.search({ ...q, view: 'listing' });
+      assert.deepEqual(listed.surveys, page.surveys.map(listingOf));
+      assert.equal(listed.total, expected.length);
       if (expected.length) touched++;
     }
     assert.ok(touched > 150, `${touched} queries found something`);
@@ -197,6 +211,11 @@ describe('search agrees with a brute-force scan on 2,000 surveys', () => {
       const ordered = order === 'newest' ? expected : [...expected].reverse();
       assert.deepEqual(
         page.surveys.map((s) => s.id),
+        ordered.slice(offset, offset + limit),
+      );
+      const listed = await catalogue.search({ ...q, limit, offset, order, view: 'listing' });
+      assert.deepEqual(
+        listed.surveys.map((s) => s.id),
         ordered.slice(offset, offset + limit),
       );
       assert.equal(page.total, expected.length);

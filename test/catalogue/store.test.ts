@@ -134,11 +134,11 @@ describe('SqliteSurveyCatalogue in a file', () => {
     assert.deepEqual(ids(await second.search({ ...everything, area: box(1.4, 1.4, 1.6, 1.6) })), ['s1']);
     assert.equal(await second.reserveVersion('s1'), 3);
     const migrations = db.prepare("SELECT version FROM schema_migrations WHERE module = 'catalogue'").all();
-    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }]);
+    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }]);
     await second.close();
   });
 
-  it('migrates a file written with GeoJSON footprint text (schema 1) to packed footprints', async () => {
+  it('migrates a file written with GeoJSON footprint text (schema 1): packed footprints, listings', async () => {
     const path = join(dir, 'schema1.sqlite');
     const db = openSqlite(path);
     // Schema 1 and its rows exactly as the catalogue wrote them before migration 2.
@@ -184,6 +184,20 @@ describe('SqliteSurveyCatalogue in a file', () => {
       'a',
       'b',
     ]);
+    const listed = await catalogue.search({ ...everything, view: 'listing' });
+    assert.deepEqual(listed.surveys[0], {
+      id: 'a',
+      captureDate: '2024-06-01',
+      firstPhotoTime: '2024-06-01T09:00:00Z',
+      lastPhotoTime: '2024-06-01T12:00:00Z',
+      tags: ['disaster:fire'],
+      version: 1,
+      assets: {
+        Vert: { gsd: 0.075, maxZoom: 21 },
+        TrueOrtho: { gsd: 0.075, maxZoom: 21 },
+        DetailDsm: { gsd: 0.15, maxZoom: 21 },
+      },
+    });
     await catalogue.close();
   });
 

@@ -74,6 +74,24 @@ describe('TokenCodec', () => {
     assert.notEqual(first.claims.tokenId, second.claims.tokenId);
   });
 
+  it('never repeats a token id or an IV, across many refills of its random pool', () => {
+    // 28 random bytes per token from a 4 KiB pool: 1,000 tokens refill it several times.
+    const ids = new Set<string>();
+    const ivs = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const { token, claims } = codec.issue(SUBJECT);
+      ids.add(claims.tokenId);
+      ivs.add(
+        Buffer.from(token.split('.')[2] ?? '', 'base64url')
+          .subarray(0, 12)
+          .toString('hex'),
+      );
+      assert.equal(codec.decode(token).tokenId, claims.tokenId);
+    }
+    assert.equal(ids.size, 1000);
+    assert.equal(ivs.size, 1000);
+  });
+
   it('rejects every single-character change of the token', () => {
     const { token } = codec.issue(SUBJECT);
     for (let index = 0; index < token.length; index++) {

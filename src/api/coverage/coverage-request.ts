@@ -52,10 +52,21 @@ export interface CoverageRequest {
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
 
-/** `today` is a `YYYY-MM-DD` (UTC) date: relative dates count back from it. */
-export function parseCoverageQuery(query: CoverageQueryString, today: string): CoverageRequest {
-  const since = query.since === undefined ? undefined : parseDate('since', query.since, today);
-  const until = query.until === undefined ? undefined : parseDate('until', query.until, today);
+const ALL_FIELDS: ReadonlySet<SurveyField> = new Set(SURVEY_FIELDS);
+
+/**
+ * `today` gives a `YYYY-MM-DD` (UTC) date: relative dates count back from it. A function, as most
+ * requests have no date filter and need no clock.
+ */
+export function parseCoverageQuery(query: CoverageQueryString, today: () => string): CoverageRequest {
+  let day: string | undefined;
+  // Asked once, so since and until count from the same day even across midnight.
+  const once = () => {
+    day ??= today();
+    return day;
+  };
+  const since = query.since === undefined ? undefined : parseDate('since', query.since, once);
+  const until = query.until === undefined ? undefined : parseDate('until', query.until, once);
   if (since !== undefined && until !== undefined && since > until) {
     throw invalidParameter('since', `since (${since}) is after until (${until}): no survey can match`);
   }
@@ -66,7 +77,7 @@ export function parseCoverageQuery(query: CoverageQueryString, today: string): C
     overlap: query.overlap === 'full' ? 'full' : 'intersects',
     since,
     until,
-    fields: new Set(query.fields === undefined ? SURVEY_FIELDS : parseList('fields', query.fields, SURVEY_FIELDS)),
+    fields: query.fields === undefined ? ALL_FIELDS : new Set(parseList('fields', query.fields, SURVEY_FIELDS)),
     limit: query.limit ?? DEFAULT_LIMIT,
     offset: query.offset ?? 0,
   };
@@ -97,8 +108,8 @@ export function parsePoint(text: string): { lon: number; lat: number } {
   return { lon, lat };
 }
 
-function parseDate(parameter: 'since' | 'until', text: string, today: string): string {
-  const date = parseDateOrRelative(text.trim(), today);
+function parseDate(parameter: 'since' | 'until', text: string, today: () => string): string {
+  const date = parseDateOrRelative(text.trim(), today());
   if (date === undefined) {
     throw invalidParameter(
       parameter,

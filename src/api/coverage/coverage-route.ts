@@ -35,7 +35,7 @@ export function registerCoverageRoute(app: FastifyInstance, services: Services, 
     async (request, reply) => {
       const caller = callers.get(request);
       if (!caller) throw new Error('coverage handler reached without an authenticated caller');
-      const query = parseCoverageQuery(request.query as Static<typeof CoverageQuerySchema>, utcDate(now()));
+      const query = parseCoverageQuery(request.query as Static<typeof CoverageQuerySchema>, () => utcDate(now()));
       const page = await timedStep(request, 'catalogue', () =>
         services.catalogue.search({
           area: aoiLonLatBounds(query.aoi),
@@ -46,6 +46,8 @@ export function registerCoverageRoute(app: FastifyInstance, services: Services, 
           typeMatch: query.typeMatch,
           limit: query.limit,
           offset: query.offset,
+          // The answer shows no footprint and no file: listings spare reading each survey's document.
+          view: 'listing',
         }),
       );
       // Issued even when nothing matches (decisions.md): it costs nothing until an image is fetched.

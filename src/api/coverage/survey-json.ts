@@ -1,4 +1,5 @@
-import { CONTENT_TYPES, type ContentType, type RasterType, type Survey } from '../../catalogue/survey.js';
+import type { SurveyListing } from '../../catalogue/catalogue.js';
+import { CONTENT_TYPES, type ContentType, type RasterType } from '../../catalogue/survey.js';
 import type { SurveyField } from './coverage-request.js';
 
 /** A survey as the coverage response shows it (spec "Survey", plus `tags` and `maxZoom`). */
@@ -19,7 +20,11 @@ function roundGsd(gsd: number): number {
   return Math.round(gsd * 1e6) / 1e6;
 }
 
-export function surveyJson(survey: Survey, types: readonly RasterType[], fields: ReadonlySet<SurveyField>): SurveyJson {
+export function surveyJson(
+  survey: SurveyListing,
+  types: readonly RasterType[],
+  fields: ReadonlySet<SurveyField>,
+): SurveyJson {
   const json: SurveyJson = { id: survey.id };
   if (fields.has('captureDate')) json.captureDate = survey.captureDate;
   if (fields.has('firstPhotoTime')) json.firstPhotoTime = survey.firstPhotoTime;

@@ -118,10 +118,18 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
     reply.header('etag', etag).header('cache-control', cacheable);
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send();
 
+    const abandoned = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) abandoned.abort();
+    });
     let rendered: Awaited<ReturnType<typeof tiles.renderer.render>>;
     try {
-      rendered = await timedStep(request, 'render', () => tiles.renderer.render(plan, format, rotationFor(type)));
+      rendered = await timedStep(request, 'render', () =>
+        tiles.renderer.render(plan, format, rotationFor(type), abandoned.signal),
+      );
     } catch (error) {
+      // Nobody is listening: nothing to answer, and not a server fault worth an error line.
+      if (abandoned.signal.aborted) return reply.hijack();
       reply.removeHeader('cache-control').removeHeader('etag');
       throw error;
     }

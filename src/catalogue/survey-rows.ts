@@ -1,0 +1,53 @@
+/**
+ * How a survey is split over the catalogue's columns and put back together: the document (the
+ * survey without its footprint) as JSON, the footprint packed, and the listing (what a listing of
+ * surveys shows, ~150 bytes) as its own small JSON, so a search that only lists surveys never
+ * parses a document.
+ */
+import type { SurveyListing } from './catalogue.js';
+import { unpackFootprint } from './packed-footprint.js';
+import { CONTENT_TYPES, type Survey } from './survey.js';
+
+export interface DocumentRow {
+  body: string;
+  outline: Buffer;
+}
+
+/** The listing's columns: the fields of SurveyListing the table does not hold on its own. */
+export interface ListingRow {
+  id: string;
+  captureDate: string;
+  lastPhotoTime: string;
+  tags: string;
+  version: number;
+  listing: string;
+}
+
+type StoredListing = Pick<SurveyListing, 'firstPhotoTime' | 'assets'>;
+
+export function documentJson(survey: Survey): string {
+  return JSON.stringify({ ...survey, footprint: undefined });
+}
+
+export function listingJson(survey: Pick<Survey, 'firstPhotoTime' | 'assets'>): string {
+  const listing: StoredListing = { firstPhotoTime: survey.firstPhotoTime, assets: {} };
+  for (const type of CONTENT_TYPES) {
+    const asset = survey.assets[type];
+    if (asset) listing.assets[type] = { gsd: asset.gsd, maxZoom: asset.maxZoom };
+  }
+  return JSON.stringify(listing);
+}
+
+export function toSurvey(row: DocumentRow): Survey {
+  const survey = JSON.parse(row.body) as Survey;
+  survey.footprint = unpackFootprint(row.outline);
+  return survey;
+}
+
+export function toListing(row: ListingRow): SurveyListing {
+  const { firstPhotoTime, assets } = JSON.parse(row.listing) as StoredListing;
+  const { id, captureDate, lastPhotoTime, version } = row;
+  // Most surveys have no tags: no parse for those.
+  const tags = row.tags === '[]' ? [] : (JSON.parse(row.tags) as string[]);
+  return { id, captureDate, firstPhotoTime, lastPhotoTime, tags, version, assets };
+}
