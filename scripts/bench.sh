@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# npm run bench: every benchmark, each against its named reference measured in the same run.
-# Loopback only; each part stops what it starts. Figures go to docs/benchmarks-*.md.
+# npm run bench: nadir side by side with the tools people would use instead (nginx, a rasterio
+# tiler, MapServer, the GDAL command line), on the same data in the same run, loopback only.
+# Writes bench/results/<date>.json, docs/benchmarks.md (+ per-part pages) and PNG charts in
+# docs/benchmarks/. Options go to bench/run.ts (--only tiles|coverage|raster, --quick, --profile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-node --import tsx bench/coverage.ts
-node --import tsx bench/raster.ts
+bash scripts/setup.sh wrk nginx-light gunicorn python3-rasterio mapserver-bin spawn-fcgi time fonts-dejavu-core
+node --import tsx bench/run.ts "$@"
