@@ -1,0 +1,168 @@
+/**
+ * `npm run bench`: every benchmark part in one run on loopback (tiles, coverage, raster), each
+ * starting and stopping its own servers, then the results as JSON (bench/results/<date>.json,
+ * committed) and as a report with charts (docs/benchmarks.md, docs/benchmarks/*.png).
+ *
+ *   node --import tsx bench/run.ts [--only tiles|coverage|raster] [--quick] [--fresh] [--profile] [--no-write]
+ *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
+ *   node --import tsx bench/run.ts --render bench/results/<date>.json
+ *
+ * --only runs one part and carries the others over from the latest results file, so the report stays
+ * whole. --quick: short development runs, marked as such in the report, their results file kept out of
+ * the repository (bench/work/results-quick.json).
+ * --render measures nothing: it rewrites the report and charts from a results file (the tile section
+ * rebuilt from its raw figures, so a change to how it is reported needs no new run).
+ * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { startedGroups } from './load/processes.js';
+import { writeCharts } from './report/charts.js';
+import { renderReport } from './report/markdown.js';
+import type { Section, SectionOptions } from './report/section.js';
+import { runTilesSection, writeTilesPage } from './tiles.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const RESULTS = join(ROOT, 'bench/results');
+const DOC = join(ROOT, 'docs/benchmarks.md');
+const CHARTS = join(ROOT, 'docs/benchmarks');
+const PARTS = ['tiles', 'coverage', 'raster'] as const;
+type PartId = (typeof PARTS)[number];
+
+interface Results {
+  date: string;
+  command: string;
+  quick: boolean;
+  seconds: number;
+  /** Each section with the date of the run that measured it (carried-over sections keep theirs). */
+  sections: { date: string; section: Section }[];
+}
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    fresh: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+    render: { type: 'string' },
+    'nadir-workers': { type: 'string' },
+  },
+});
+
+function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+/**
+ * The parts other than tiles are written by other hands, their runner in bench/<id>-section.ts or
+ * bench/<id>.ts. A module that does not export it is skipped rather than imported: it may be a
+ * script that would run itself on import.
+ */
+async function runPart(id: PartId, options: SectionOptions): Promise<Section | string> {
+  if (id === 'tiles') {
+    return runTilesSection(options, { profile: values.profile, nadirWorkers: values['nadir-workers'] });
+  }
+  const runner = id === 'coverage' ? 'runCoverageSection' : 'runRasterSection';
+  const exported = new RegExp(`export\\s+(async\\s+)?function\\s+${runner}\\b`);
+  for (const name of [`${id}-section`, id]) {
+    const source = await readFile(join(import.meta.dirname, `${name}.ts`), 'utf8').catch(() => '');
+    if (!exported.test(source)) continue;
+    const module = (await import(`./${name}.js`)) as Record<string, (o: SectionOptions) => Promise<Section>>;
+    return (module[runner] as (o: SectionOptions) => Promise<Section>)(options);
+  }
+  return `neither bench/${id}-section.ts nor bench/${id}.ts exports ${runner}(options) yet`;
+}
+
+/** The newest full (not quick) results file, for the sections this run does not measure. */
+async function latestResults(): Promise<Results | undefined> {
+  const files = (await readdir(RESULTS).catch(() => [] as string[]))
+    .filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f))
+    .sort();
+  const last = files.at(-1);
+  return last ? (JSON.parse(await readFile(join(RESULTS, last), 'utf8')) as Results) : undefined;
+}
+
+async function leftovers(): Promise<string> {
+  const groups = startedGroups();
+  if (groups.length === 0) return '';
+  const { stdout } = await run('pgrep', ['-a', '-g', groups.join(',')]).catch(() => ({ stdout: '' }));
+  return stdout.trim();
+}
+
+async function writeReport(results: Results, resultsFile: string): Promise<void> {
+  await mkdir(CHARTS, { recursive: true });
+  for (const { section } of results.sections) await writeCharts(section.charts, CHARTS);
+  await writeFile(DOC, renderReport(results.sections, { ...results, resultsFile }));
+  log(`wrote docs/benchmarks.md and ${results.sections.flatMap((s) => s.section.charts).length} charts`);
+}
+
+async function render(file: string): Promise<number> {
+  const results = JSON.parse(await readFile(file, 'utf8')) as Results;
+  const { tilesSection } = await import('./tiles/report.js');
+  for (const entry of results.sections) {
+    if (entry.section.id === 'tiles')
+      entry.section = tilesSection(entry.section.raw as Parameters<typeof tilesSection>[0]);
+  }
+  await writeReport(results, file.replace(`${ROOT}/`, ''));
+  return 0;
+}
+
+async function main(): Promise<number> {
+  if (values.render) return render(values.render);
+  const only = values.only as PartId | undefined;
+  if (only !== undefined && !PARTS.includes(only)) throw new Error(`--only must be one of ${PARTS.join(', ')}`);
+  if (!existsSync(join(ROOT, 'dist/cli/bin.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  const started = Date.now();
+  const date = new Date().toISOString().slice(0, 10);
+  const options: SectionOptions = { quick: values.quick, fresh: values.fresh, log };
+  const measured: { date: string; section: Section }[] = [];
+  const problems: string[] = [];
+  for (const id of only ? [only] : PARTS) {
+    log(`${id}: starting`);
+    try {
+      const result = await runPart(id, options);
+      if (typeof result === 'string') {
+        log(`${id}: skipped: ${result}`);
+        continue;
+      }
+      measured.push({ date, section: result });
+      problems.push(...(result.failures ?? []).map((f) => `${id}: ${f}`));
+      log(`${id}: done`);
+    } catch (error) {
+      problems.push(`${id}: ${(error as Error).stack ?? error}`);
+      log(`${id}: FAILED: ${(error as Error).stack ?? error}`);
+    }
+  }
+
+  const carried = ((await latestResults())?.sections ?? []).filter(
+    (s) => !measured.some((m) => m.section.id === s.section.id),
+  );
+  const sections = [...measured, ...carried].sort(
+    (a, b) => PARTS.indexOf(a.section.id as PartId) - PARTS.indexOf(b.section.id as PartId),
+  );
+  const command = ['node --import tsx bench/run.ts', ...process.argv.slice(2)].join(' ');
+  const results: Results = { date, command, quick: values.quick, seconds: (Date.now() - started) / 1000, sections };
+  if (!values['no-write'] && measured.length > 0) {
+    const resultsFile = values.quick ? 'bench/work/results-quick.json' : `bench/results/${date}.json`;
+    await mkdir(join(ROOT, resultsFile, '..'), { recursive: true });
+    await writeFile(join(ROOT, resultsFile), `${JSON.stringify(results, null, 1)}\n`);
+    log(`wrote ${resultsFile}`);
+    await writeReport(results, resultsFile);
+    const tiles = measured.find((m) => m.section.id === 'tiles');
+    if (tiles) await writeTilesPage(tiles.section, command, values.quick);
+  }
+
+  const left = await leftovers();
+  if (left) problems.push(`processes left running:\n${left}`);
+  else log(`all ${startedGroups().length} process groups started were stopped`);
+  log(`${((Date.now() - started) / 60_000).toFixed(1)} min`);
+  for (const problem of problems) log(`PROBLEM: ${problem}`);
+  return problems.length > 0 ? 1 : 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,313 @@
+/**
+ * Tile benchmark (issues #5 and #6): nadir's map tiles against nginx serving the same tiles pre-cut
+ * (the ceiling), a rasterio tiler and MapServer drawing them from the same COGs, and a bare Node
+ * server (the ceiling of one event loop), all started here on loopback, driven by wrk at 1, 8, 64
+ * and 256 keep-alive connections, in alternating rounds.
+ *
+ *   node --import tsx bench/tiles.ts [--quick] [--fresh] [--profile] [--rounds N] [--seconds S]
+ *     [--connections 1,8,64,256] [--nadir-workers N|auto] [--no-write]
+ *
+ * bench/run.ts calls runTilesSection for the full report; standalone, the section is written to
+ * docs/benchmarks-tiles.md (or, with --no-write, printed).
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { startMapServer } from './contenders/mapserver.js';
+import { startRasterioTiler } from './contenders/rasterio-tiler.js';
+import { startTileNginx } from './load/nginx.js';
+import { type Service, scratchDir } from './load/processes.js';
+import { writeCharts } from './report/charts.js';
+import { renderSection } from './report/markdown.js';
+import type { Section, SectionOptions } from './report/section.js';
+import { ROOT, tileData, WORK } from './tiles/data.js';
+import { decodeTiles, type EncoderResult, measureEncoders } from './tiles/encoders.js';
+import { measureOnce, runMatrix, type Target } from './tiles/measure.js';
+import { formatProfile, type ProfileSummary, summariseProfiles } from './tiles/profile.js';
+import { tilesSection } from './tiles/report.js';
+import { startBareNode, startNadir } from './tiles/servers.js';
+import { prewarm, tileTargets } from './tiles/targets.js';
+import { findTileLists, nadirTileUrl, type TileLists } from './tiles/tile-lists.js';
+
+const run = promisify(execFile);
+
+export interface TilesSettings {
+  connections: number[];
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  threads: number;
+  /** Distinct tiles per list. */
+  maxTiles: number;
+  /** nadir's decoded-tile cache per process (NADIR_TILE_CACHE_MB) and GDAL_CACHEMAX per GDAL process, MB. */
+  cacheMb: number;
+  /** NADIR_WORKERS, when given. */
+  nadirWorkers?: string;
+  /** Re-run nadir under --cpu-prof for a pass-through, a composite jpg and a composite png run, and summarise. */
+  profile: boolean;
+  bareBodyBytes: number;
+}
+
+export function tilesSettings(quick: boolean, overrides: Partial<TilesSettings> = {}): TilesSettings {
+  const base: TilesSettings = quick
+    ? {
+        connections: [8, 64],
+        rounds: 1,
+        seconds: 3,
+        warmupSeconds: 1,
+        threads: 2,
+        maxTiles: 400,
+        cacheMb: 256,
+        profile: false,
+        bareBodyBytes: 20_000,
+      }
+    : {
+        connections: [1, 8, 64, 256],
+        rounds: 3,
+        seconds: 7,
+        warmupSeconds: 1,
+        threads: 2,
+        maxTiles: 400,
+        cacheMb: 256,
+        profile: false,
+        bareBodyBytes: 20_000,
+      };
+  return { ...base, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+}
+
+async function versions(): Promise<Record<string, string>> {
+  const first = async (command: string, args: string[]) => {
+    // wrk --version exits 1 after printing its version.
+    const { stdout, stderr } = await run(command, args).catch((e: { stdout?: string; stderr?: string }) => ({
+      stdout: e.stdout ?? '',
+      stderr: e.stderr ?? '',
+    }));
+    return `${stdout}${stderr}`.trim().split('\n')[0] ?? '';
+  };
+  const rasterio = await first('/usr/bin/python3', ['-c', 'import rasterio; print(rasterio.__version__)']);
+  return {
+    node: process.version,
+    nginx: (await first('nginx', ['-v'])).replace('nginx version: ', ''),
+    wrk: (await first('wrk', ['--version'])).replace(/ Copyright.*/, ''),
+    gdal: await first('gdalinfo', ['--version']),
+    mapserver: (await first('mapserv', ['-v'])).replace(/ OUTPUT=.*/, ''),
+    gunicorn: await first('/usr/bin/gunicorn', ['--version']),
+    rasterio: `rasterio ${rasterio}`,
+  };
+}
+
+export interface TilesRaw {
+  settings: TilesSettings;
+  machine: { cpus: number; model: string; loadStart: number[]; loadEnd: number[] };
+  versions: Record<string, string>;
+  data: { surveys: number; older: unknown; newer: unknown };
+  lists: Omit<TileLists, 'etags'>;
+  nadirProcesses: number;
+  pixelDifference: Record<string, number | undefined>;
+  targets: { id: string; name: string; urls: number; expect: number }[];
+  points: Awaited<ReturnType<typeof runMatrix>>;
+  encoders: EncoderResult[];
+  profiles: Record<string, ProfileSummary>;
+  seconds: number;
+}
+
+async function profileNadir(
+  data: Awaited<ReturnType<typeof tileData>>,
+  settings: TilesSettings,
+  runs: { id: string; urls: (base: string) => string[] }[],
+  log: (line: string) => void,
+): Promise<Record<string, ProfileSummary>> {
+  const profiles: Record<string, ProfileSummary> = {};
+  for (const { id, urls } of runs) {
+    const dir = await scratchDir('cpuprof');
+    const spawned = Date.now();
+    const nadir = await startNadir({
+      dataDir: data.dataDir,
+      tileCacheMb: settings.cacheMb,
+      workers: settings.nadirWorkers,
+      cpuProfileDir: dir,
+    });
+    let window: { fromMs: number; toMs: number } | undefined;
+    try {
+      const target: Target = { id, name: `nadir ${id} (profiled)`, urls: urls(nadir.url), expect: 200 };
+      await prewarm(target);
+      const point = await measureOnce(target, 64, 0, { ...settings, seconds: Math.max(settings.seconds, 5) });
+      log(
+        `profile ${id}: ${point.requestsPerSecond.toFixed(0)} tiles/s under the profiler${point.error ? ` FAILED ${point.error}` : ''}`,
+      );
+      // Only the measured run: start-up, the warm-up pass and the shutdown are not what the figures measure.
+      if (point.startedAt && point.endedAt)
+        window = { fromMs: point.startedAt - spawned, toMs: point.endedAt - spawned };
+    } finally {
+      await nadir.stop();
+    }
+    profiles[id] = await summariseProfiles(dir, 15, window);
+    log(formatProfile(`profile ${id}`, profiles[id] as ProfileSummary));
+    await rm(dir, { recursive: true, force: true });
+  }
+  return profiles;
+}
+
+export async function runTilesSection(
+  options: SectionOptions,
+  overrides: Partial<TilesSettings> = {},
+): Promise<Section> {
+  const settings = tilesSettings(options.quick, overrides);
+  const log = (line: string) => options.log(`tiles: ${line}`);
+  const started = Date.now();
+  const loadStart = loadavg();
+  const data = await tileData({ fresh: options.fresh, log });
+  const precutRoot = join(WORK, 'precut');
+  const services: Service[] = [];
+  const stopAll = async () => {
+    for (const service of services.reverse()) await service.stop();
+    services.length = 0;
+  };
+  try {
+    const nadir = await startNadir({
+      dataDir: data.dataDir,
+      tileCacheMb: settings.cacheMb,
+      workers: settings.nadirWorkers,
+    });
+    services.push(nadir);
+    log(`nadir at ${nadir.url} (${nadir.processes} process(es)); scanning tiles`);
+    const lists = await findTileLists(nadir.url, data, precutRoot, settings.maxTiles);
+    log(
+      `${lists.passThrough.length} pass-through tiles, ${lists.composite.length} composite tiles (scan: ${JSON.stringify(lists.scan)})`,
+    );
+
+    const nginx = await startTileNginx({ root: precutRoot });
+    services.push(nginx);
+    const bare = await startBareNode(settings.bareBodyBytes);
+    services.push(bare);
+    // The single-COG routes read the older survey (the pass-through tiles); the mosaics both, newest first.
+    const gdal = {
+      cogPath: data.older.cog,
+      mosaic: [data.newer.cog, data.older.cog],
+      quality: 85,
+      gdalCacheMb: settings.cacheMb,
+    };
+    const rasterio = await startRasterioTiler({ ...gdal, workers: 2 });
+    services.push(rasterio);
+    const mapserver = await startMapServer({ ...gdal, processes: 2 });
+    services.push(mapserver);
+
+    const servers = { nadir: { url: nadir.url, apiKey: data.apiKey }, nginx, bare, rasterio, mapserver };
+    const targets = tileTargets(servers, lists, precutRoot, settings.bareBodyBytes / 1000);
+    const pixelDifference: Record<string, number | undefined> = {};
+    for (const target of targets) {
+      pixelDifference[target.id] = await prewarm(target);
+      const difference = pixelDifference[target.id];
+      log(
+        `warm: ${target.name}${difference === undefined ? '' : `; mean |pixel difference| from the reference ${difference.toFixed(2)}`}`,
+      );
+    }
+
+    // Pixels for the encoder comparison, taken while nadir runs; measured once the servers are gone.
+    const samples = lists.composite.filter((_, i) => i % 4 === 0);
+    const pngs = await Promise.all(
+      samples.map(async (t) =>
+        Buffer.from(await (await fetch(nadirTileUrl(nadir.url, data.apiKey, t, 'png'))).arrayBuffer()),
+      ),
+    );
+
+    const points = await runMatrix({ ...settings, targets, log });
+    await stopAll();
+
+    log(`encoders: ${samples.length} composite tiles, one at a time, in this process`);
+    const encoders = await measureEncoders(await decodeTiles(pngs), options.quick ? 1 : 3);
+
+    let profiles: Record<string, ProfileSummary> = {};
+    if (settings.profile) {
+      profiles = await profileNadir(
+        data,
+        settings,
+        [
+          {
+            id: 'pass-through',
+            urls: (base) => lists.passThrough.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg')),
+          },
+          {
+            id: 'composite-jpg',
+            urls: (base) => lists.composite.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg')),
+          },
+          {
+            id: 'composite-png',
+            urls: (base) => lists.composite.map((t) => nadirTileUrl(base, data.apiKey, t, 'png')),
+          },
+        ],
+        log,
+      );
+    }
+
+    const { etags: _etags, ...listFacts } = lists;
+    const raw: TilesRaw = {
+      settings,
+      machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', loadStart, loadEnd: loadavg() },
+      versions: await versions(),
+      data: { surveys: data.surveyCount, older: data.older, newer: data.newer },
+      lists: listFacts,
+      nadirProcesses: nadir.processes,
+      pixelDifference,
+      encoders,
+      targets: targets.map((t) => ({ id: t.id, name: t.name, urls: t.urls.length, expect: t.expect })),
+      points,
+      profiles,
+      seconds: (Date.now() - started) / 1000,
+    };
+    return tilesSection(raw);
+  } finally {
+    await stopAll();
+  }
+}
+
+/** Standalone: the section alone in docs/benchmarks-tiles.md (charts in docs/benchmarks/), or on stdout. */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      fresh: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      seconds: { type: 'string' },
+      connections: { type: 'string' },
+      'nadir-workers': { type: 'string' },
+      'no-write': { type: 'boolean', default: false },
+    },
+  });
+  const section = await runTilesSection(
+    { quick: values.quick, fresh: values.fresh, log: (line) => process.stderr.write(`${line}\n`) },
+    {
+      profile: values.profile,
+      rounds: values.rounds ? Number(values.rounds) : undefined,
+      seconds: values.seconds ? Number(values.seconds) : undefined,
+      connections: values.connections?.split(',').map(Number),
+      nadirWorkers: values['nadir-workers'],
+    },
+  );
+  const command = ['node --import tsx bench/tiles.ts', ...process.argv.slice(2)].join(' ');
+  if (values['no-write']) process.stdout.write(tilesPage(section, command, values.quick));
+  else await writeTilesPage(section, command, values.quick);
+}
+
+function tilesPage(section: Section, command: string, quick: boolean): string {
+  return `${renderSection(section, 'benchmarks', 1).replace(/^# Map tiles/, '# Map tile benchmark')}
+
+Written by \`${command}\` on ${new Date().toISOString().slice(0, 10)}${quick ? ' (a quick development run: short, one round)' : ''}.
+\`npm run bench\` writes this page and puts the same section in [benchmarks.md](benchmarks.md) with the other parts.
+`;
+}
+
+/** docs/benchmarks-tiles.md and the section's charts in docs/benchmarks/. */
+export async function writeTilesPage(section: Section, command: string, quick: boolean): Promise<void> {
+  const charts = join(ROOT, 'docs/benchmarks');
+  await mkdir(charts, { recursive: true });
+  await writeCharts(section.charts, charts);
+  await writeFile(join(ROOT, 'docs/benchmarks-tiles.md'), tilesPage(section, command, quick));
+  process.stderr.write('tiles: wrote docs/benchmarks-tiles.md and its charts in docs/benchmarks/\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

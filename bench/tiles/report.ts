@@ -1,0 +1,130 @@
+/** The tile benchmark's figures as a report Section: goals, tables, charts, what they say, conditions. */
+import { formatNumber } from '../report/markdown.js';
+import { type Goal, goal, type Section } from '../report/section.js';
+import type { TilesRaw } from '../tiles.js';
+import { tileCharts } from './report-charts.js';
+import { encoderTable, figureTables, listsTable, profileTables } from './report-tables.js';
+import { type View, viewOf } from './view.js';
+
+export function tilesSection(raw: TilesRaw): Section {
+  const view = viewOf(raw);
+  const failures = raw.points
+    .filter((p) => p.error)
+    .map((p) => `${view.name(p.target)} at ${p.connections} connections, round ${p.round + 1}: ${p.error}`);
+  const findings = readings(view);
+  if (failures.length > 0) {
+    findings.push(`**${failures.length} run(s) failed their status check** and are left out: ${failures.join('; ')}.`);
+  }
+  return {
+    id: 'tiles',
+    title: 'Map tiles',
+    conditions: conditions(view),
+    goals: goals(view),
+    tables: [...figureTables(view), listsTable(raw), ...encoderTable(raw), ...profileTables(raw)],
+    charts: tileCharts(view),
+    findings,
+    failures,
+    raw,
+  };
+}
+
+/** Issue #5's goals, read at 64 connections. */
+function goals(view: View): Goal[] {
+  const c = view.goalConnections;
+  const p99 = (id: string) => view.at(id, c)?.p99?.median ?? null;
+  const share = view.ratio('nadir-pass', 'nginx', c);
+  return [
+    goal(
+      `pass-through tiles/s as a share of nginx's, ${c} connections`,
+      share ? share.median * 100 : null,
+      50,
+      '%',
+      'min',
+    ),
+    goal(`composite jpg tiles/s, ${c} connections`, view.rps('nadir-jpg'), 1000, 'tiles/s', 'min'),
+    goal(`composite png tiles/s, ${c} connections`, view.rps('nadir-png'), 500, 'tiles/s', 'min'),
+    goal(`composite jpg p99, ${c} connections`, p99('nadir-jpg'), 50, 'ms', 'max'),
+    goal(`composite png p99, ${c} connections`, p99('nadir-png'), 50, 'ms', 'max'),
+  ];
+}
+
+function conditions({ raw, connections, name }: View): string[] {
+  const { settings, machine, versions } = raw;
+  const loads = (l: number[]) => l.map((x) => x.toFixed(1)).join(' / ');
+  const differences = Object.entries(raw.pixelDifference)
+    .filter((e): e is [string, number] => e[1] !== undefined && !e[0].startsWith('nadir'))
+    .map(([id, d]) => `${name(id)} ${d.toFixed(1)}`);
+  const gunicorn = (versions.gunicorn ?? '').replace(/.*version /, '').replace(')', '');
+  return [
+    `Machine: ${machine.cpus} cores (${machine.model}); load average ${loads(machine.loadStart)} at the start, ` +
+      `${loads(machine.loadEnd)} at the end. wrk runs on the same machine with ${settings.threads} threads, ` +
+      'so it shares the cores with the server it drives.',
+    `Software: Node ${versions.node}, ${versions.wrk}, ${versions.nginx}, ${versions.gdal}, ${versions.mapserver}, ` +
+      `gunicorn ${gunicorn}, ${versions.rasterio} (Debian packages).`,
+    `Data: a catalogue of ${raw.data.surveys} surveys (the demo town's, plus two synthetic ones measured here) written by ` +
+      '`nadir demo` and `nadir ingest`. The older synthetic survey is 8192 x 8192 px at 7.5 cm (the demo town picture ' +
+      'repeated: aerial texture, so JPEG sizes are those of imagery), fully valid; the newer one covers the same square ' +
+      'from a post-storm picture with an alpha band leaving an irregular footprint, diagonal stripes and round holes, ' +
+      'so it is drawn over the older one in many tiles.',
+    `Load: wrk 4.1, closed loop, keep-alive, ${connections.join(', ')} connections, each thread starting at its own ` +
+      `place in the tile list and walking it round robin. ${settings.rounds} round(s); in each, every server in turn ` +
+      `(the order rotates between rounds), ${settings.warmupSeconds} s of warm-up thrown away, the server left to ` +
+      `finish what the warm-up left queued, then ${settings.seconds} s measured. Medians over rounds, spread min-max.`,
+    'Warm caches: before measuring, every URL of every server was requested once. nadir: `bin/nadir serve` ' +
+      `(compiled, UV_THREADPOOL_SIZE=16), ${raw.nadirProcesses} process(es), NADIR_TILE_CACHE_MB=${settings.cacheMb} ` +
+      `(decoded tiles) per process, NADIR_LOG_LEVEL=warn. GDAL contenders: GDAL_CACHEMAX=${settings.cacheMb} MB per process.`,
+    "nginx: 2 workers, sendfile, open_file_cache, serving the pass-through tiles' exact bytes from disk (the page " +
+      `cache): the ceiling for those tiles. Bare Node: node:http in one process answering a fixed ` +
+      `${formatNumber(settings.bareBodyBytes / 1000)} KB body to the same paths: the ceiling of one event loop here.`,
+    "rasterio: bench/contenders/rasterio_tiler.py (rio-tiler's path: a windowed, masked read per COG, bilinear; " +
+      "composites as rio-tiler's mosaic_reader, newest first, each filling what the ones above left masked; encoded " +
+      'by GDAL) under gunicorn, 2 sync workers, which close the connection after each answer, so each request also ' +
+      "pays a loopback connect. MapServer: WMS 1.3.0 GetMap for the tile's bounds (composites: one layer group, the " +
+      'newer COG over the older, drawn through its mask), 2 mapserv FastCGI processes behind nginx (1 worker). ' +
+      "Both encode JPEG at quality 85 and PNG at zlib level 1, like nadir's composites (nadir's pass-through tiles " +
+      "are the COG's own quality-90 JPEGs). Mean |pixel difference| from the reference tile (nadir's, or the " +
+      `pre-cut file), of 255, worst of three tiles: ${differences.join(', ') || 'not checked'}.`,
+    'Every answer of every run was checked: 200 (304 for revalidation, where each URL carries its own ETag in ' +
+      `If-None-Match). Whole run: ${formatNumber(raw.seconds / 60)} min.`,
+  ];
+}
+
+/** Plain statements of what the figures say, with the numbers in them. */
+function readings(view: View): string[] {
+  const { raw, rps } = view;
+  const c = view.goalConnections;
+  const f = (v: number | null) => (v === null ? '?' : formatNumber(v));
+  const pct = (a: number | null, b: number | null) => (a !== null && b ? `${((a / b) * 100).toFixed(0)}%` : '?');
+  const times = (a: number | null, b: number | null) => (a !== null && b ? (a / b).toFixed(1) : '?');
+  const tail = (id: string) => {
+    const s = view.at(id, c);
+    return s?.p50 && s.p99 ? `${times(s.p99.median, s.p50.median)} x` : '?';
+  };
+  const lines = [
+    `At ${c} connections nadir's pass-through answers ${f(rps('nadir-pass'))} tiles/s, ` +
+      `${pct(rps('nadir-pass'), rps('nginx'))} of nginx's ${f(rps('nginx'))} for the same bytes; the bare Node server, ` +
+      `one event loop with nothing to do but answer, reaches ${f(rps('bare-node'))}. So the pass-through runs at ` +
+      `${pct(rps('nadir-pass'), rps('bare-node'))} of what one Node process can send here, and nginx (2 workers, ` +
+      `sendfile, no JavaScript) is ${times(rps('nginx'), rps('bare-node'))} x that single-process ceiling.`,
+    `Tails at ${c} connections, p99 / p50: nadir pass-through ${tail('nadir-pass')}, composite jpg ${tail('nadir-jpg')}, ` +
+      `composite png ${tail('nadir-png')}; nginx ${tail('nginx')}, bare Node ${tail('bare-node')}, ` +
+      `MapServer composite jpg ${tail('mapserver-jpg')}.`,
+    `Revalidation (304) runs at ${f(rps('nadir-304'))} requests/s: authentication, rate limit, catalogue lookup and ` +
+      'plan, and no pixel at all.',
+    `Composites: nadir draws ${f(rps('nadir-jpg'))} jpg and ${f(rps('nadir-png'))} png tiles/s from the two surveys; ` +
+      `from the same COGs rasterio draws ${f(rps('rasterio-jpg'))} and ${f(rps('rasterio-png'))}, MapServer ` +
+      `${f(rps('mapserver-jpg'))} and ${f(rps('mapserver-png'))}, each in one process per core. From one COG (the ` +
+      `pass-through tiles) rasterio renders ${f(rps('rasterio'))} and MapServer ${f(rps('mapserver'))} tiles/s, ` +
+      'where nadir sends the stored tile.',
+  ];
+  for (const [id, p] of Object.entries(raw.profiles)) {
+    const share = (x: { share: number }) => `${(x.share * 100).toFixed(0)}%`;
+    const origins = p.origins.slice(0, 4).map((o) => `${o.name} ${share(o)}`);
+    const top = p.functions.slice(0, 3).map((fn) => `${[fn.name, fn.where].join(' ').trim()} (${share(fn)})`);
+    lines.push(
+      `Profile, ${id}: the main thread was busy ${pct(p.busyMs, p.wallMs)} of the measured run; by origin ` +
+        `${origins.join(', ')}; top functions ${top.join(', ')}.`,
+    );
+  }
+  return lines;
+}

@@ -1,0 +1,105 @@
+/**
+ * The two Node servers of the tile benchmark: the real `nadir serve` (compiled, through bin/nadir,
+ * so with production's UV_THREADPOOL_SIZE) and a bare node:http server answering one fixed JPEG,
+ * the ceiling of one Node event loop on this machine.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  freePort,
+  removeScratch,
+  type Service,
+  scratchDir,
+  startGroup,
+  stopGroup,
+  waitForHttp,
+} from '../load/processes.js';
+import { ROOT } from './data.js';
+
+const run = promisify(execFile);
+
+export interface NadirServer extends Service {
+  url: string;
+  /** Node processes in the server's group (1, or a primary plus its cluster workers). */
+  processes: number;
+}
+
+export interface NadirServerOptions {
+  dataDir: string;
+  /** NADIR_TILE_CACHE_MB: decoded tile pixels kept, per process. */
+  tileCacheMb: number;
+  /** NADIR_WORKERS; undefined leaves serve's default. */
+  workers?: string;
+  /** Write V8 CPU profiles (one per process) here when the server stops. */
+  cpuProfileDir?: string;
+}
+
+async function groupSize(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return 0;
+  const { stdout } = await run('pgrep', ['-g', `${pid}`]).catch(() => ({ stdout: '' }));
+  return stdout.trim().split('\n').filter(Boolean).length;
+}
+
+export async function startNadir(options: NadirServerOptions): Promise<NadirServer> {
+  const dir = await scratchDir('nadir');
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    NADIR_DATA_DIR: options.dataDir,
+    NADIR_PORT: `${port}`,
+    NADIR_HOST: '127.0.0.1',
+    NADIR_LOG_LEVEL: 'warn',
+    NADIR_TILE_CACHE_MB: `${options.tileCacheMb}`,
+  };
+  if (options.workers !== undefined) env.NADIR_WORKERS = options.workers;
+  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
+  const started = startGroup(process.execPath, [...profile, join(ROOT, 'bin/nadir'), 'serve'], join(dir, 'log'), env);
+  const url = `http://127.0.0.1:${port}`;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    // A generous grace: a profiled process writes its profile on the way out.
+    await stopGroup(started.child, 20_000);
+    await removeScratch(dir);
+  };
+  try {
+    await waitForHttp(`${url}/health`, started);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  // Cluster workers may still be starting: wait until the count stops changing.
+  let processes = await groupSize(started.child.pid);
+  for (let i = 0; i < 20; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = await groupSize(started.child.pid);
+    if (now === processes && i >= 3) break;
+    processes = now;
+  }
+  return { url, stop, processes };
+}
+
+export interface BareServer extends Service {
+  url: string;
+}
+
+/** bare-server.mjs: one process, one event loop, no framework, the same body for every URL. */
+export async function startBareNode(bodyBytes: number): Promise<BareServer> {
+  const dir = await scratchDir('bare');
+  const port = await freePort();
+  const script = join(import.meta.dirname, 'bare-server.mjs');
+  const started = startGroup(process.execPath, [script, `${port}`, `${bodyBytes}`], join(dir, 'log'));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    await stopGroup(started.child);
+    await removeScratch(dir);
+  };
+  try {
+    await waitForHttp(`${url}/`, started);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, stop };
+}
