@@ -5,6 +5,7 @@
  *
  *   node --import tsx bench/run.ts [--only tiles|coverage|raster] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
+ *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
  *   node --import tsx bench/run.ts --render bench/results/<date>.json
  *
  * --only runs one part and carries the others over from the latest results file, so the report stays
@@ -51,6 +52,8 @@ const { values } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     render: { type: 'string' },
     'nadir-workers': { type: 'string' },
+    'tile-rounds': { type: 'string' },
+    'tile-seconds': { type: 'string' },
   },
 });
 
@@ -65,7 +68,12 @@ function log(line: string): void {
  */
 async function runPart(id: PartId, options: SectionOptions): Promise<Section | string> {
   if (id === 'tiles') {
-    return runTilesSection(options, { profile: values.profile, nadirWorkers: values['nadir-workers'] });
+    return runTilesSection(options, {
+      profile: values.profile,
+      nadirWorkers: values['nadir-workers'],
+      rounds: values['tile-rounds'] ? Number(values['tile-rounds']) : undefined,
+      seconds: values['tile-seconds'] ? Number(values['tile-seconds']) : undefined,
+    });
   }
   const runner = id === 'coverage' ? 'runCoverageSection' : 'runRasterSection';
   const exported = new RegExp(`export\\s+(async\\s+)?function\\s+${runner}\\b`);
