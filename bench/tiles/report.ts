@@ -28,7 +28,7 @@ export function tilesSection(raw: TilesRaw): Section {
   };
 }
 
-/** Issue #5's goals, read at 64 connections. */
+/** Issues #5 and #6's tile goals, read at 64 connections. */
 function goals(view: View): Goal[] {
   const c = view.goalConnections;
   const p99 = (id: string) => view.at(id, c)?.p99?.median ?? null;
@@ -45,6 +45,21 @@ function goals(view: View): Goal[] {
     goal(`composite png tiles/s, ${c} connections`, view.rps('nadir-png'), 500, 'tiles/s', 'min'),
     goal(`composite jpg p99, ${c} connections`, p99('nadir-jpg'), 50, 'ms', 'max'),
     goal(`composite png p99, ${c} connections`, p99('nadir-png'), 50, 'ms', 'max'),
+    // Issue #6: a two-survey composite against the peers rendering ONE COG.
+    goal(
+      `composite jpg (2 surveys) / rasterio tiler (one COG), ${c} connections`,
+      view.ratio('nadir-jpg', 'rasterio', c)?.median ?? null,
+      5,
+      'x',
+      'min',
+    ),
+    goal(
+      `composite jpg (2 surveys) / MapServer (one COG), ${c} connections`,
+      view.ratio('nadir-jpg', 'mapserver', c)?.median ?? null,
+      1.5,
+      'x',
+      'min',
+    ),
   ];
 }
 
