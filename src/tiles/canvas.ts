@@ -10,6 +10,7 @@
  */
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import { maskBit, TILE_PIXELS, type TileMask } from './cog-tiles.js';
+import { words } from './layer-stack.js';
 import type { PixelWindow } from './planner.js';
 
 export class TileCanvas {
@@ -38,7 +39,7 @@ export class TileCanvas {
         pixels.copy(this.rgba, 0, 0, TILE_PIXELS * 4);
         this.filled = TILE_PIXELS;
       } else {
-        this.filled += fillWhole(this.#words, wordsOf(pixels), bits);
+        this.filled += fillWhole(this.#words, words(pixels), bits);
       }
       return this.filled - before;
     }
@@ -46,7 +47,7 @@ export class TileCanvas {
     const y0 = Math.ceil(target.y - 0.5);
     const x1 = Math.min(TILE_SIZE, Math.ceil(target.x + target.width - 0.5));
     const y1 = Math.min(TILE_SIZE, Math.ceil(target.y + target.height - 0.5));
-    const source32 = wordsOf(pixels);
+    const source32 = words(pixels);
     for (let y = y0; y < y1; y++) {
       const sy = Math.floor(source.y + (y - target.y) * scale);
       for (let x = x0; x < x1; x++) {
@@ -92,12 +93,6 @@ export class TileCanvas {
     this.rgba[o + 3] = 255;
     return true;
   }
-}
-
-function wordsOf(pixels: Buffer): Uint32Array {
-  // A word view needs 4-byte alignment; sharp's and Buffer.alloc's large buffers always have it.
-  const aligned = pixels.byteOffset % 4 === 0 ? pixels : Buffer.from(pixels);
-  return new Uint32Array(aligned.buffer, aligned.byteOffset, TILE_PIXELS);
 }
 
 /** One whole COG tile onto the whole output: the mask is walked a byte (8 pixels) at a time. */

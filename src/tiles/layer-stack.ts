@@ -80,7 +80,8 @@ function paintRuns(out: Uint32Array, source: Uint32Array, bits: Uint8Array): voi
   }
 }
 
-function words(buffer: Buffer): Uint32Array {
+/** A 32-bit word per pixel over RGBA bytes (copied when not 4-byte aligned; sharp's and Buffer.alloc's large buffers are). */
+export function words(buffer: Buffer): Uint32Array {
   const aligned = buffer.byteOffset % 4 === 0 ? buffer : Buffer.from(buffer);
   return new Uint32Array(aligned.buffer, aligned.byteOffset, TILE_PIXELS);
 }

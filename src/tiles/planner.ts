@@ -137,7 +137,7 @@ export interface PlanOptions {
 }
 
 /** The tile's box in lon/lat (Mercator maps axis-aligned boxes to axis-aligned boxes). */
-function lonLatBox(box: Bounds): Bounds {
+export function lonLatBox(box: Bounds): Bounds {
   const [minX, minY] = mercatorToLonLat(box.minX, box.minY);
   const [maxX, maxY] = mercatorToLonLat(box.maxX, box.maxY);
   return { minX, minY, maxX, maxY };

@@ -9,7 +9,8 @@ import { LruCache } from '../cache/lru.js';
 import type { SurveyCatalogue, TagFilter } from '../catalogue/catalogue.js';
 import type { Survey, TileType } from '../catalogue/survey.js';
 import { boxInsideMultiPolygon } from '../geo/polygon.js';
-import { type Bounds, mercatorToLonLat, type TileCoord, tileBounds } from '../geo/web-mercator.js';
+import { type Bounds, type TileCoord, tileBounds } from '../geo/web-mercator.js';
+import { lonLatBox } from './planner.js';
 import type { AssetCandidate } from './tile-renderer.js';
 
 /** The neighbourhood is the ancestor this many zooms up: 16 x 16 tiles share one catalogue query. */
@@ -33,24 +34,18 @@ export interface TileFilter {
   order: 'newest' | 'earliest';
 }
 
-function lonLatOf(box: Bounds): Bounds {
-  const [minX, minY] = mercatorToLonLat(box.minX, box.minY);
-  const [maxX, maxY] = mercatorToLonLat(box.maxX, box.maxY);
-  return { minX, minY, maxX, maxY };
-}
-
 function neighbourhoodOf(tile: TileCoord): { key: string; area: Bounds; core: Bounds } {
   const up = Math.min(NEIGHBOURHOOD_ZOOMS, tile.z);
   const ancestor = { z: tile.z - up, x: tile.x >> up, y: tile.y >> up };
   const box = tileBounds(ancestor);
   const reach = ((box.maxX - box.minX) / 2 ** up) * REACH_TILES;
-  const area = lonLatOf({
+  const area = lonLatBox({
     minX: box.minX - reach,
     minY: box.minY - reach,
     maxX: box.maxX + reach,
     maxY: box.maxY + reach,
   });
-  return { key: `${tile.z}/${ancestor.x}/${ancestor.y}`, area, core: lonLatOf(box) };
+  return { key: `${tile.z}/${ancestor.x}/${ancestor.y}`, area, core: lonLatBox(box) };
 }
 
 function filterKey(filter: TileFilter): string {

@@ -65,8 +65,8 @@ export function parseCoverageQuery(query: CoverageQueryString, today: () => stri
     day ??= today();
     return day;
   };
-  const since = query.since === undefined ? undefined : parseDate('since', query.since, once);
-  const until = query.until === undefined ? undefined : parseDate('until', query.until, once);
+  const since = query.since === undefined ? undefined : parseDateParameter('since', query.since, once);
+  const until = query.until === undefined ? undefined : parseDateParameter('until', query.until, once);
   if (since !== undefined && until !== undefined && since > until) {
     throw invalidParameter('since', `since (${since}) is after until (${until}): no survey can match`);
   }
@@ -108,7 +108,8 @@ export function parsePoint(text: string): { lon: number; lat: number } {
   return { lon, lat };
 }
 
-function parseDate(parameter: 'since' | 'until', text: string, today: () => string): string {
+/** `since`/`until`: a date or a relative age; `today` is asked only for an age. Shared by the tile routes. */
+export function parseDateParameter(parameter: 'since' | 'until', text: string, today: () => string): string {
   const date = parseDateOrRelative(text.trim(), today());
   if (date === undefined) {
     throw invalidParameter(

@@ -5,10 +5,10 @@
 import type { TagFilter } from '../../catalogue/catalogue.js';
 import type { TileType } from '../../catalogue/survey.js';
 import { invalidParameter } from '../../errors.js';
-import { parseDateOrRelative } from '../../geo/dates.js';
 import { MAX_ZOOM, type TileCoord } from '../../geo/web-mercator.js';
 import type { TileFilter } from '../../tiles/tile-candidates.js';
 import { TILE_FORMATS, type TileFormat } from '../../tiles/tile-renderer.js';
+import { parseDateParameter } from '../coverage/coverage-request.js';
 
 export interface TileQueryString {
   since?: string;
@@ -53,17 +53,6 @@ export function parseTileAddress(zText: string, xText: string, file: string): Ti
   return { tile: { z, x, y }, format: format as TileFormat };
 }
 
-function parseDate(name: 'since' | 'until', text: string, today: string): string {
-  const date = parseDateOrRelative(text.trim(), today);
-  if (date === undefined) {
-    throw invalidParameter(
-      name,
-      `${name} must be a date YYYY-MM-DD or a relative age such as 24M, 2Y or 30D, got ${clip(text)}`,
-    );
-  }
-  return date;
-}
-
 /** A comma list of tags; empty entries and malformed tags are refused rather than ignored. */
 function parseTags(name: 'include' | 'exclude', text: string | undefined): string[] | undefined {
   if (text === undefined) return undefined;
@@ -78,10 +67,10 @@ function parseTags(name: 'include' | 'exclude', text: string | undefined): strin
   return [...new Set(tags)];
 }
 
-/** `today` is the UTC date `YYYY-MM-DD` that relative ages count back from. */
-export function parseTileFilter(type: TileType, query: TileQueryString, today: string): TileFilter {
-  const since = query.since === undefined ? undefined : parseDate('since', query.since, today);
-  const until = query.until === undefined ? undefined : parseDate('until', query.until, today);
+/** `today` gives the UTC date `YYYY-MM-DD` that relative ages count back from (asked only for one). */
+export function parseTileFilter(type: TileType, query: TileQueryString, today: () => string): TileFilter {
+  const since = query.since === undefined ? undefined : parseDateParameter('since', query.since, today);
+  const until = query.until === undefined ? undefined : parseDateParameter('until', query.until, today);
   if (since !== undefined && until !== undefined && since > until) {
     throw invalidParameter('since', `since (${since}) is after until (${until}): no survey can match`);
   }

@@ -148,7 +148,7 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
     const params = request.params as Static<typeof LocationTileParamsSchema>;
     const query = request.query as Static<typeof LocationTileQuerySchema>;
     const { tile, format } = parseTileAddress(params.z, params.x, params.file);
-    const filter = parseTileFilter(params.contentType, query, utcDate(now()));
+    const filter = parseTileFilter(params.contentType, query, () => utcDate(now()));
     const candidates = await timedStep(request, 'catalogue', () => tiles.candidates.find(tile, filter));
     return send(request, reply, tile, format, params.contentType, candidates, LOCATION_MAX_AGE, true);
   });
@@ -157,7 +157,7 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
     const params = request.params as Static<typeof SurveyTileParamsSchema>;
     const query = request.query as Static<typeof SurveyTileQuerySchema>;
     const { tile, format } = parseTileAddress(params.z, params.x, params.file);
-    const filter = parseTileFilter(params.contentType, query, utcDate(now()));
+    const filter = parseTileFilter(params.contentType, query, () => utcDate(now()));
     const survey = await timedStep(request, 'catalogue', () => catalogue.get(params.surveyId));
     if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `No survey with id "${params.surveyId.slice(0, 64)}"`);
     const candidate = candidateOf(survey, params.contentType);
