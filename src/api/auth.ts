@@ -10,12 +10,15 @@ import { NadirError } from '../errors.js';
 
 const AUTHORIZATION_APIKEY = /^apikey\s+(\S+)\s*$/i;
 
-export function presentedApiKey(request: FastifyRequest): string | undefined {
-  const fromQuery = (request.query as Record<string, unknown>).apikey;
+/** `fromQuery`: the apikey query parameter as parsed; `authorization`: the header. */
+export function apiKeyOf(fromQuery: unknown, authorization: string | undefined): string | undefined {
   if (typeof fromQuery === 'string' && fromQuery !== '') return fromQuery;
-  const header = request.headers.authorization;
-  const match = typeof header === 'string' ? AUTHORIZATION_APIKEY.exec(header) : null;
+  const match = typeof authorization === 'string' ? AUTHORIZATION_APIKEY.exec(authorization) : null;
   return match?.[1];
+}
+
+export function presentedApiKey(request: FastifyRequest): string | undefined {
+  return apiKeyOf((request.query as Record<string, unknown>).apikey, request.headers.authorization);
 }
 
 /**

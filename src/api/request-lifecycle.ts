@@ -59,6 +59,11 @@ export function setStandardHeaders(request: FastifyRequest, reply: FastifyReply)
   reply.header('server-timing', serverTimingHeader(request, reply));
 }
 
+/** The access-log line costs a URL redaction: callers skip building it when the level drops it anyway. */
+export function accessLogEnabled(log: unknown): boolean {
+  return (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
+}
+
 export function installRequestLifecycle(app: FastifyInstance): void {
   app.decorateRequest('serverTimings', null);
   app.addHook('onRequest', async (request, reply) => {
@@ -70,8 +75,7 @@ export function installRequestLifecycle(app: FastifyInstance): void {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
-    // The line costs a URL redaction: skip building it when the level drops it anyway.
-    if (!(request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info')) return;
+    if (!accessLogEnabled(request.log)) return;
     request.log.info(
       {
         method: request.method,

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { CogFiles } from './cog-files.js';
 import { CogTiles } from './cog-tiles.js';
+import { PlanMemo } from './plan-memo.js';
 import { TileCandidates } from './tile-candidates.js';
 import { TileRenderer } from './tile-renderer.js';
 import { WorkGate } from './work-gate.js';
@@ -38,6 +39,8 @@ export const DEFAULT_TILE_ENGINE_OPTIONS: TileEngineOptions = {
 export class TileEngine {
   readonly candidates: TileCandidates;
   readonly renderer: TileRenderer;
+  /** Plans and ETags of location tiles, shared by every way a tile request arrives. */
+  readonly plans = new PlanMemo();
   readonly #files: CogFiles;
 
   constructor(catalogue: SurveyCatalogue, options: TileEngineOptions = DEFAULT_TILE_ENGINE_OPTIONS) {

@@ -37,6 +37,13 @@ interface Drawn {
   surveyIds: string[];
 }
 
+/** True once nobody waits for the tile any more (the client closed its connection). */
+export type Abandoned = () => boolean;
+
+function throwIfAbandoned(abandoned: Abandoned | undefined): void {
+  if (abandoned?.()) throw new DOMException('The client went away before its tile was drawn', 'AbortError');
+}
+
 interface LayerRead {
   address: CogTileAddress;
   read: PlannedLayer['reads'][number];
@@ -66,7 +73,7 @@ export class TileRenderer {
   }
 
   /**
-   * undefined when no layer has a single pixel for the tile (a 404). `signal`: the client went
+   * undefined when no layer has a single pixel for the tile (a 404). `abandoned`: the client went
    * away; map clients cancel tiles all the time while panning, and a tile nobody waits for is
    * neither composited nor encoded (decodes already under way finish: they are cached for others).
    */
@@ -74,7 +81,7 @@ export class TileRenderer {
     plan: TilePlan<AssetCandidate>,
     format: TileFormat,
     rotation: Rotation,
-    signal?: AbortSignal,
+    abandoned?: Abandoned,
   ): Promise<RenderedTile | undefined> {
     const layers = plan.layers.map(layerReads);
     // Masks are small and cached: ask for all of them at once rather than one round trip per layer.
@@ -86,7 +93,7 @@ export class TileRenderer {
       if (jpeg)
         return { body: jpeg, contentType: 'image/jpeg', surveyIds: [first.candidate.surveyId], passThrough: true };
     }
-    signal?.throwIfAborted();
+    throwIfAbandoned(abandoned);
     const drawn = plan.layers.every(isOneToOne)
       ? await this.#stack(plan, layers, masks)
       : await this.#composite(plan, layers, masks);
@@ -94,7 +101,7 @@ export class TileRenderer {
     const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && drawn.full) ? 'jpeg' : 'png';
     const body = await this.#gate.run(() => {
       // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
-      signal?.throwIfAborted();
+      throwIfAbandoned(abandoned);
       return encodeTile(drawn.rgba, drawn.full, encoded, rotation);
     });
     return { body, contentType: contentTypeOf(encoded), surveyIds: drawn.surveyIds, passThrough: false };

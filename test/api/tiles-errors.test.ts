@@ -123,9 +123,10 @@ describe('tile errors, rate limits and usage', { skip: realdataMissing }, () => 
     const candidates = await api.services.tiles.candidates.find({ z, x, y }, { type: 'Vert', order: 'newest' });
     const plan = planTile({ z, x, y }, candidates);
     assert.ok((await api.services.tiles.renderer.render(plan, 'png', 90)) !== undefined, 'renders when wanted');
-    const gone = new AbortController();
-    gone.abort();
-    await assert.rejects(api.services.tiles.renderer.render(plan, 'png', 90, gone.signal), { name: 'AbortError' });
+    await assert.rejects(
+      api.services.tiles.renderer.render(plan, 'png', 90, () => true),
+      { name: 'AbortError' },
+    );
     // Over HTTP: requests abandoned mid-flight leave the server answering normally.
     const abandoned = Array.from({ length: 20 }, () => {
       const controller = new AbortController();

@@ -1,0 +1,72 @@
+/**
+ * The HTTP meaning of a tile answer, shared by the fastify routes and the fast lane (tile-lane.ts)
+ * so that both answer a request byte for byte alike: ETags, Cache-Control, rate-limit headers and
+ * the errors a tile request ends in after it was admitted.
+ */
+import { createHash } from 'node:crypto';
+import { matchesTags } from '../../catalogue/catalogue.js';
+import type { TileType } from '../../catalogue/survey.js';
+import { NadirError } from '../../errors.js';
+import type { TileCoord } from '../../geo/web-mercator.js';
+import type { RateDecision } from '../../limits/rate-limiter.js';
+import { ENCODING_VERSION } from '../../tiles/encode.js';
+import type { MemoPlan } from '../../tiles/plan-memo.js';
+import type { TileFilter } from '../../tiles/tile-candidates.js';
+import type { TileFormat } from '../../tiles/tile-renderer.js';
+
+/** decisions.md: survey tiles change only on re-ingest; location tiles change with every new survey. */
+export const SURVEY_MAX_AGE = 86_400;
+export const LOCATION_MAX_AGE = 600;
+
+/** `"<hash>"` of what the tile is made of, computable before any pixel is read; remembered with the plan. */
+export function etagOf(memo: MemoPlan, type: TileType, format: TileFormat): string {
+  const variant = `${type}.${format}`;
+  let etag = memo.etags.get(variant);
+  if (etag === undefined) {
+    const hash = createHash('sha256').update(`${memo.seed}|${variant}|${ENCODING_VERSION}`).digest('base64url');
+    etag = `"${hash.slice(0, 27)}"`;
+    memo.etags.set(variant, etag);
+  }
+  return etag;
+}
+
+/** RFC 9110 weak comparison, as If-None-Match uses: `W/` is ignored, `*` matches any tile. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const candidate = tag.trim().replace(/^W\//, '');
+    return candidate === '*' || candidate === etag;
+  });
+}
+
+/** A key in the Authorization header is not part of the URL, so a shared cache must not keep the tile. */
+export function cacheControlOf(keyInUrl: boolean, maxAge: number): string {
+  return `${keyInUrl ? 'public' : 'private'}, max-age=${maxAge}`;
+}
+
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+  };
+}
+
+export function rateLimited(decision: RateDecision, intervalSeconds: number): NadirError {
+  return new NadirError(
+    'RATE_LIMITED',
+    `Tile rate limit of ${decision.limit} requests per ${intervalSeconds} s reached for this API key; retry after ${decision.retryAfter} s`,
+    { retryAfter: decision.retryAfter },
+  );
+}
+
+export function noImagery(tile: TileCoord): NadirError {
+  return new NadirError('NO_IMAGERY', `No imagery for tile ${tile.z}/${tile.x}/${tile.y} with these filters`);
+}
+
+/** The date and tag filters, applied to the one survey of the survey endpoint. */
+export function surveyMatches(survey: { captureDate: string; tags: string[] }, filter: TileFilter): boolean {
+  if (filter.since !== undefined && survey.captureDate < filter.since) return false;
+  if (filter.until !== undefined && survey.captureDate > filter.until) return false;
+  return matchesTags(survey.tags, filter.tags);
+}

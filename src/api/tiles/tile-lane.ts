@@ -1,0 +1,267 @@
+/**
+ * The tile fast lane. Map clients ask for tiles by the thousand, and a stored tile costs node:http
+ * a few microseconds to send, while fastify's route machinery and hooks around it cost several
+ * times that (docs/benchmarks-tiles.md). So the HTTP server offers every request to the lane
+ * first; the lane answers the tile requests it can answer exactly as the fastify routes
+ * (tile-route.ts) would, and hands everything else to fastify untouched.
+ *
+ * It decides before it counts anything against the key: a request is taken only when it is a
+ * GET or HEAD of a well-formed tile address with plain query values (no percent-encoding, no
+ * repeats), a valid key, and imagery to plan. Whatever it declines (bad input, unknown keys,
+ * surveys that do not exist, empty tiles, shutdown) meets fastify's validation and error table as
+ * before. Once taken, the answer uses the same helpers as the routes (tile-http.ts): the rate
+ * limit, the ETag, 304s, the renderer, the usage count, and failures through the error table.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import { type ApiKeyLookup, usageMonthOf } from '../../accounts/index.js';
+import { TILE_TYPES, type TileType } from '../../catalogue/survey.js';
+import type { Services } from '../../composition.js';
+import { utcDate } from '../../geo/dates.js';
+import type { TileCoord } from '../../geo/web-mercator.js';
+import { rotationFor } from '../../tiles/panorama.js';
+import { freshPlan, type MemoPlan } from '../../tiles/plan-memo.js';
+import { candidateOf, type TileFilter } from '../../tiles/tile-candidates.js';
+import type { TileFormat } from '../../tiles/tile-renderer.js';
+import { apiKeyOf } from '../auth.js';
+import { failureFromError } from '../error-table.js';
+import { redactUrl } from '../log-safety.js';
+import { accessLogEnabled, CORS_HEADERS, requestIdFor } from '../request-lifecycle.js';
+import type { ServerState } from '../system-routes.js';
+import {
+  cacheControlOf,
+  etagOf,
+  LOCATION_MAX_AGE,
+  matchesIfNoneMatch,
+  noImagery,
+  rateLimited,
+  rateLimitHeaders,
+  SURVEY_MAX_AGE,
+  surveyMatches,
+} from './tile-http.js';
+import { parseTileAddress, parseTileFilter, type TileQueryString } from './tile-request.js';
+
+type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+const TYPES: ReadonlySet<string> = new Set(TILE_TYPES);
+/** The routes' paths, within the schemas' limits (file <= 32) and find-my-way's (a parameter <= 100). */
+const LOCATION_PATH = /^\/tiles\/v3\/([A-Za-z]+)\/([^/]+)\/([^/]+)\/([^/]{1,32})$/;
+const SURVEY_PATH = /^\/tiles\/v3\/surveys\/([^/]{1,100})\/([A-Za-z]+)\/([^/]+)\/([^/]+)\/([^/]{1,32})$/;
+const LOCATION_PARAMETERS: ReadonlySet<string> = new Set(['apikey', 'since', 'until', 'include', 'exclude', 'mosaic']);
+const SURVEY_PARAMETERS: ReadonlySet<string> = new Set(['apikey', 'since', 'until', 'include', 'exclude']);
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A request the lane has taken: every check fastify would make before the handler has passed. */
+interface Taken {
+  started: number;
+  requestId: string;
+  caller: ApiKeyLookup;
+  keyInUrl: boolean;
+  type: TileType;
+  tile: TileCoord;
+  format: TileFormat;
+  memo: MemoPlan;
+  maxAge: number;
+  catalogueMs: number;
+}
+
+/** The declared parameters of a plain query string, or undefined when fastify must judge it. */
+function plainQuery(search: string, declared: ReadonlySet<string>): Record<string, string> | undefined {
+  const query: Record<string, string> = {};
+  if (search === '') return query;
+  for (const pair of search.split('&')) {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    if (!declared.has(name)) continue;
+    if (Object.hasOwn(query, name)) return undefined;
+    query[name] = equals === -1 ? '' : pair.slice(equals + 1);
+  }
+  return query;
+}
+
+export class TileLane {
+  readonly #services: Services;
+  readonly #now: () => Date;
+  readonly #state: ServerState;
+  /** fastify's logger, known once fastify is built (the lane is built before it). */
+  log: FastifyBaseLogger | undefined;
+
+  constructor(services: Services, now: () => Date, state: ServerState) {
+    this.#services = services;
+    this.#now = now;
+    this.#state = state;
+  }
+
+  /** A node:http request handler: the lane first, `fallback` (fastify) for what it declines. */
+  handler(fallback: NodeHandler): NodeHandler {
+    return (request, response) => {
+      const url = request.url ?? '';
+      if (
+        (request.method !== 'GET' && request.method !== 'HEAD') ||
+        !url.startsWith('/tiles/v3/') ||
+        // Encoded characters and `+` mean decoding, which stays fastify's: the lane compares raw text.
+        url.includes('%') ||
+        url.includes('+') ||
+        this.#state.draining
+      ) {
+        fallback(request, response);
+        return;
+      }
+      this.#take(request, url)
+        .then(
+          (taken) => (taken ? this.#answer(request, response, taken) : fallback(request, response)),
+          // A failure while deciding (the catalogue unreadable, say) is fastify's to answer and log.
+          () => fallback(request, response),
+        )
+        .catch((error: unknown) => {
+          this.log?.error({ err: error }, 'tile lane failed');
+          response.destroy();
+        });
+    };
+  }
+
+  /** Everything a route checks before its handler answers; undefined to decline. */
+  async #take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
+    const started = performance.now();
+    const queryStart = url.indexOf('?');
+    const path = queryStart === -1 ? url : url.slice(0, queryStart);
+    const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
+    const survey = SURVEY_PATH.exec(path);
+    const location = survey ? null : LOCATION_PATH.exec(path);
+    const match = survey ?? location;
+    if (!match) return undefined;
+    const [surveyId, typeText, zText, xText, file] = survey
+      ? (match.slice(1) as [string, string, string, string, string])
+      : ([undefined, ...match.slice(1)] as [undefined, string, string, string, string]);
+    if (!TYPES.has(typeText)) return undefined;
+    const type = typeText as TileType;
+    const query = plainQuery(search, survey ? SURVEY_PARAMETERS : LOCATION_PARAMETERS);
+    if (!query) return undefined;
+    if (query.mosaic !== undefined && query.mosaic !== 'latest' && query.mosaic !== 'earliest') return undefined;
+    let tile: TileCoord;
+    let format: TileFormat;
+    let filter: TileFilter;
+    try {
+      ({ tile, format } = parseTileAddress(zText, xText, file));
+      filter = parseTileFilter(type, query as TileQueryString, () => utcDate(this.#now()));
+    } catch {
+      return undefined;
+    }
+    const { accounts, catalogue, tiles } = this.#services;
+    const key = apiKeyOf(query.apikey, request.headers.authorization);
+    const caller = key === undefined ? undefined : await accounts.lookupApiKey(key);
+    if (!caller) return undefined;
+
+    let memo: MemoPlan;
+    if (surveyId === undefined) {
+      memo = tiles.plans.plan(tile, await tiles.candidates.find(tile, filter));
+    } else {
+      const found = await catalogue.get(surveyId);
+      const candidate = found ? candidateOf(found, type) : undefined;
+      if (!found || !candidate) return undefined;
+      memo = freshPlan(tile, surveyMatches(found, filter) ? [candidate] : []);
+    }
+    if (memo.plan.layers.length === 0) return undefined;
+    return {
+      started,
+      requestId: requestIdFor(request),
+      caller,
+      keyInUrl: typeof query.apikey === 'string',
+      type,
+      tile,
+      format,
+      memo,
+      maxAge: surveyId === undefined ? LOCATION_MAX_AGE : SURVEY_MAX_AGE,
+      catalogueMs: performance.now() - started,
+    };
+  }
+
+  async #answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
+    const { account, keyId } = taken.caller;
+    const headers: Record<string, string> = { 'x-request-id': taken.requestId, ...CORS_HEADERS };
+    const timings = [`catalogue;dur=${taken.catalogueMs.toFixed(2)}`];
+    try {
+      const now = this.#now();
+      const decision = await this.#services.rateLimiter.take(
+        keyId,
+        account.tileRateLimit,
+        account.tileRateInterval,
+        now,
+      );
+      Object.assign(headers, rateLimitHeaders(decision));
+      if (!decision.allowed) throw rateLimited(decision, account.tileRateInterval);
+      const cacheControl = cacheControlOf(taken.keyInUrl, taken.maxAge);
+      const etag = etagOf(taken.memo, taken.type, taken.format);
+      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+        headers.etag = etag;
+        headers['cache-control'] = cacheControl;
+        this.#send(request, response, 304, headers, timings, taken, undefined);
+        return;
+      }
+      const socket = request.socket;
+      const rendering = performance.now();
+      const rendered = await this.#services.tiles.renderer.render(
+        taken.memo.plan,
+        taken.format,
+        rotationFor(taken.type),
+        () => socket.destroyed,
+      );
+      timings.push(`render;dur=${(performance.now() - rendering).toFixed(2)}`);
+      if (!rendered) {
+        headers['cache-control'] = cacheControl;
+        throw noImagery(taken.tile);
+      }
+      timings.push(rendered.passThrough ? 'passthrough;dur=0' : 'composite;dur=0');
+      this.#services.tileUsage.count(account.id, usageMonthOf(now));
+      headers.etag = etag;
+      headers['cache-control'] = cacheControl;
+      headers['content-type'] = rendered.contentType;
+      headers['x-survey-ids'] = rendered.surveyIds.join(',');
+      this.#send(request, response, 200, headers, timings, taken, rendered.body);
+    } catch (error) {
+      // Nobody is listening: nothing to answer, and not a server fault worth an error line.
+      if (request.socket.destroyed) return;
+      const failure = failureFromError(error, taken.requestId);
+      // As fastify's error handler does (error-handling.ts): the cause of a 500 goes to the log only.
+      if (failure.body.code === 'INTERNAL')
+        this.log?.error({ requestId: taken.requestId, err: error }, 'request failed');
+      else if (failure.status >= 500)
+        this.log?.warn({ requestId: taken.requestId, code: failure.body.code }, failure.body.error);
+      Object.assign(headers, failure.headers, { 'content-type': JSON_TYPE });
+      this.#send(request, response, failure.status, headers, timings, taken, Buffer.from(JSON.stringify(failure.body)));
+    }
+  }
+
+  #send(
+    request: IncomingMessage,
+    response: ServerResponse,
+    status: number,
+    headers: Record<string, string>,
+    timings: string[],
+    taken: Taken,
+    body: Buffer | undefined,
+  ): void {
+    const durationMs = performance.now() - taken.started;
+    // Which way the request went, for whoever compares answers (and the tests).
+    timings.push('lane;dur=0', `total;dur=${durationMs.toFixed(2)}`);
+    headers['server-timing'] = timings.join(', ');
+    if (body) headers['content-length'] = String(body.byteLength);
+    response.writeHead(status, headers);
+    response.end(body);
+    // The access-log line of request-lifecycle.ts, for the requests fastify never sees.
+    if (this.log && accessLogEnabled(this.log)) {
+      const { method, url = '' } = request;
+      this.log.info(
+        {
+          requestId: taken.requestId,
+          method,
+          url: redactUrl(url),
+          statusCode: status,
+          durationMs: Number(durationMs.toFixed(2)),
+        },
+        'request',
+      );
+    }
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The tile fast lane (src/api/tiles/tile-lane.ts) answers the common tile requests before fastify
+ * does. Two promises are checked here over real HTTP: it answers exactly as the fastify routes
+ * would (same status, bytes and headers), and what it declines reaches fastify without having
+ * counted against the key's rate limit.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { TileLane } from '../../src/api/tiles/tile-lane.js';
+import type { Survey } from '../../src/catalogue/survey.js';
+import { REALDATA, writeManifest } from '../support/fixtures.js';
+import { type ApiFixture, createKey, realdataMissing, startApi } from './helpers.js';
+
+const NOW = new Date('2026-11-22T12:00:00Z');
+/** Headers that differ between any two answers, whoever gives them. */
+const VARYING = new Set(['x-request-id', 'server-timing', 'date', 'x-ratelimit-remaining']);
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+async function answerOf(response: Response): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of response.headers) if (!VARYING.has(name)) headers[name] = value;
+  return { status: response.status, headers, body: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** The same request, made for fastify: a percent-encoded parameter name is one the lane leaves alone. */
+function forFastify(path: string): string {
+  if (path.includes('apikey=')) return path.replace('apikey=', '%61pikey=');
+  return `${path}${path.includes('?') ? '&' : '?'}cache%20buster=1`;
+}
+
+describe('tile fast lane', { skip: realdataMissing }, () => {
+  let api: ApiFixture;
+  let key: string;
+  let survey: Survey;
+  let inside: string;
+  let edge = '';
+  let outside: string;
+
+  before(async () => {
+    api = await startApi({ now: () => NOW });
+    key = (await createKey(api.services, 'lane')).key;
+    // The same raster as the vertical and a panorama layer: panorama tiles are the rotated ground.
+    const raster = join(REALDATA, 'webodm/orthophoto.tif');
+    const id = '7c2f0e4a-5b1d-4c3e-8a90-1f2e3d4c5b6a';
+    const manifest = await writeManifest(api.dir, id, {
+      id,
+      captureDate: '2025-06-01',
+      firstPhotoTime: '2025-06-01T15:00:00Z',
+      lastPhotoTime: '2025-06-01T16:00:00Z',
+      tags: ['weather:clear'],
+      assets: { Vert: raster, North: raster },
+    });
+    survey = await api.services.ingestor.ingestManifestFile(manifest);
+    const asset = survey.assets.Vert;
+    assert.ok(asset);
+    const z = asset.maxZoom;
+    const size = (2 * 20037508.342789244) / 2 ** z;
+    const column = (x: number) => Math.floor((x + 20037508.342789244) / size);
+    const row = (y: number) => Math.floor((20037508.342789244 - y) / size);
+    const { minX, minY, maxX, maxY } = asset.bounds;
+    const middleRow = row((minY + maxY) / 2);
+    inside = `${z}/${column((minX + maxX) / 2)}/${middleRow}`;
+    outside = `${z}/${column(minX) - 40}/${row(maxY) - 40}`;
+    // A tile the imagery covers only in part: its img is a PNG.
+    for (let x = column(minX); x <= column(maxX) && !edge; x++) {
+      const r = await api.get(`/tiles/v3/Vert/${z}/${x}/${middleRow}.img?apikey=${key}`);
+      if (r.headers.get('content-type') === 'image/png') edge = `${z}/${x}/${middleRow}`;
+    }
+    assert.ok(edge, 'a partial tile on the middle row');
+  });
+  after(async () => api.close());
+
+  test('answers exactly as the fastify routes do', async () => {
+    const first = await api.get(`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`);
+    const etag = first.headers.get('etag') ?? '';
+    assert.equal(first.status, 200);
+    const cases: [string, RequestInit?][] = [
+      [`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`],
+      [`/tiles/v3/Vert/${inside}.png?apikey=${key}`],
+      [`/tiles/v3/Vert/${inside}.img?apikey=${key}`],
+      [`/tiles/v3/Vert/${edge}.img?apikey=${key}`],
+      [`/tiles/v3/North/${inside}.png?apikey=${key}`],
+      [`/tiles/v3/North/${edge}.jpg?apikey=${key}`],
+      [`/tiles/v3/North/${inside}.img?apikey=${key}`],
+      [`/tiles/v3/surveys/${survey.id}/Vert/${inside}.jpg?apikey=${key}`],
+      [`/tiles/v3/surveys/${survey.id}/North/${edge}.png?apikey=${key}&since=2025-01-01`],
+      [`/tiles/v3/Vert/${inside}.jpg?apikey=${key}&since=2025-05-01&until=2025-07-01&include=weather&mosaic=earliest`],
+      [`/tiles/v3/Vert/${inside}.jpg?apikey=${key}&exclude=weather:storm&unrelated=1&unrelated=2`],
+      [`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`, { method: 'HEAD' }],
+      [`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`, { headers: { 'if-none-match': etag } }],
+      [`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`, { headers: { 'if-none-match': `W/"other", ${etag}` } }],
+      [`/tiles/v3/Vert/${inside}.jpg`, { headers: { authorization: `Apikey ${key}` } }],
+    ];
+    for (const [path, init] of cases) {
+      const laneResponse = await api.get(path, init);
+      const fastifyResponse = await api.get(forFastify(path), init);
+      assert.match(laneResponse.headers.get('server-timing') ?? '', /\blane;dur=0\b/, `${path}: the lane answered`);
+      assert.doesNotMatch(fastifyResponse.headers.get('server-timing') ?? '', /\blane;/, `${path}: fastify answered`);
+      const lane = await answerOf(laneResponse);
+      const fastify = await answerOf(fastifyResponse);
+      assert.ok([200, 304].includes(lane.status), `${path}: ${lane.status}`);
+      assert.deepEqual(lane.headers, fastify.headers, path);
+      assert.equal(lane.status, fastify.status, path);
+      assert.ok(lane.body.equals(fastify.body), `${path}: the same bytes`);
+    }
+  });
+
+  test('over the rate limit, the lane and fastify give the same 429', async () => {
+    const limited = await createKey(api.services, 'lane-limited');
+    await api.services.accounts.setTileRateLimit(limited.account.id, 1, 60);
+    const path = `/tiles/v3/Vert/${inside}.jpg?apikey=${limited.key}`;
+    assert.equal((await api.get(path)).status, 200);
+    const lane = await answerOf(await api.get(path));
+    const fastify = await answerOf(await api.get(forFastify(path)));
+    assert.equal(lane.status, 429);
+    assert.deepEqual(lane.headers, fastify.headers);
+    assert.deepEqual(JSON.parse(lane.body.toString()), JSON.parse(fastify.body.toString()));
+  });
+
+  test('writes the access-log line, with the key redacted', async () => {
+    const before = api.logs.length;
+    await api.get(`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`);
+    const lines = api.logs.slice(before).filter((line) => line.includes('"msg":"request"'));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] as string, /apikey=\[REDACTED\]/);
+    assert.ok(!(lines[0] as string).includes(key));
+  });
+
+  describe('takes the common requests and declines the rest before counting them', () => {
+    let server: Server;
+    let base: string;
+    const declined: string[] = [];
+    const state = { draining: false };
+
+    before(async () => {
+      const lane = new TileLane(api.services, () => NOW, state);
+      server = createServer(
+        lane.handler((request, response) => {
+          declined.push(`${request.method} ${request.url}`);
+          response.writeHead(418).end();
+        }),
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    test('a plain tile request is answered by the lane', async () => {
+      declined.length = 0;
+      for (const path of [
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${key}`,
+        `/tiles/v3/surveys/${survey.id}/North/${inside}.png?apikey=${key}`,
+        `/tiles/v3/North/${edge}.img?apikey=${key}`,
+      ]) {
+        const r = await fetch(`${base}${path}`);
+        assert.equal(r.status, 200, path);
+        assert.match(r.headers.get('content-type') ?? '', /^image\//);
+      }
+      assert.deepEqual(declined, []);
+    });
+
+    test('bad input, unknown keys, missing surveys and empty tiles go to fastify, uncounted', async () => {
+      const limited = await createKey(api.services, 'lane-declines');
+      await api.services.accounts.setTileRateLimit(limited.account.id, 2, 60);
+      const k = limited.key;
+      const declinedPaths = [
+        `/tiles/v3/Vert/25/0/0.jpg?apikey=${k}`,
+        `/tiles/v3/Vert/${inside}.gif?apikey=${k}`,
+        `/tiles/v3/vert/${inside}.jpg?apikey=${k}`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&apikey=${k}`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&since=yesterday`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&since=2025-07-01&until=2025-01-01`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&include=bad%20tag`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&mosaic=oldest`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&since=2026-01-01`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=nadir_000000000000_${'A'.repeat(43)}`,
+        `/tiles/v3/Vert/${inside}.jpg`,
+        `/tiles/v3/Vert/${outside}.jpg?apikey=${k}`,
+        `/tiles/v3/surveys/00000000-0000-4000-8000-000000000000/Vert/${inside}.jpg?apikey=${k}`,
+        `/tiles/v3/surveys/${survey.id}/Vert/${outside}.jpg?apikey=${k}`,
+        `/tiles/v3/Vert/${inside}.jpg/?apikey=${k}`,
+        `/coverage/v1?apikey=${k}`,
+      ];
+      for (const path of declinedPaths) {
+        declined.length = 0;
+        const r = await fetch(`${base}${path}`);
+        assert.equal(r.status, 418, path);
+        assert.deepEqual(declined, [`GET ${path}`]);
+      }
+      declined.length = 0;
+      assert.equal((await fetch(`${base}/tiles/v3/Vert/${inside}.jpg?apikey=${k}`, { method: 'POST' })).status, 418);
+      state.draining = true;
+      assert.equal((await fetch(`${base}/tiles/v3/Vert/${inside}.jpg?apikey=${k}`)).status, 418);
+      state.draining = false;
+      assert.equal(declined.length, 2);
+      // None of that counted: the key's two requests are all still there.
+      for (const remaining of ['1', '0']) {
+        const r = await fetch(`${base}/tiles/v3/Vert/${inside}.jpg?apikey=${k}`);
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.get('x-ratelimit-remaining'), remaining);
+      }
+      assert.equal((await fetch(`${base}/tiles/v3/Vert/${inside}.jpg?apikey=${k}`)).status, 429);
+    });
+  });
+});
