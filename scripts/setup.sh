@@ -11,7 +11,7 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-packages=(libgdal-dev gdal-bin "$@")
+packages=(libgdal-dev gdal-bin libjpeg62-turbo-dev libdeflate-dev "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -36,4 +36,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+bash scripts/build-native.sh
 node_modules/.bin/tsc -p tsconfig.build.json

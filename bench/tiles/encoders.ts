@@ -1,15 +1,20 @@
 /**
- * nadir's tile encoder (src/tiles/encode.ts) against the settings it chose not to use, on the
+ * nadir's tile encoder (src/tiles/encode.ts: the tile-codec addon) against sharp, which encoded
+ * tiles before, at the same settings, and against the settings nadir chose not to use, on the
  * composite tiles themselves: one encode at a time in this process, so the figure is the cost of
- * one tile on one libvips thread, the unit that bounds a process's composite rate.
+ * one tile on one pool thread, the unit that bounds a process's composite rate. sharp's figure
+ * includes its pipeline set-up on the event loop, which nadir paid for every tile.
  */
 import sharp from 'sharp';
 import { TILE_SIZE } from '../../src/geo/web-mercator.js';
 import { encodeTile } from '../../src/tiles/encode.js';
+import { encodeJpeg, encodePng, type PngFilter } from '../../src/tiles/tile-codec.js';
 import { spreadOf } from './measure.js';
 
 export interface EncoderResult {
   format: 'jpeg' | 'png';
+  /** Absent in results from before the addon, which measured sharp alone. */
+  encoder?: 'tile-codec' | 'sharp';
   setting: string;
   /** What nadir uses. */
   nadir: boolean;
@@ -20,41 +25,61 @@ export interface EncoderResult {
 type Encode = (rgba: Buffer) => Promise<Buffer>;
 
 const raw = (rgba: Buffer) => sharp(rgba, { raw: { width: TILE_SIZE, height: TILE_SIZE, channels: 4 } }).removeAlpha();
+const png =
+  (level: number, filter: PngFilter): Encode =>
+  (rgba) =>
+    encodePng(rgba, TILE_SIZE, false, level, 0, filter);
 
-const VARIANTS: { format: 'jpeg' | 'png'; setting: string; nadir: boolean; encode: Encode }[] = [
-  { format: 'jpeg', setting: 'quality 85', nadir: true, encode: (rgba) => encodeTile(rgba, true, 'jpeg', 0) },
+const VARIANTS: (Omit<EncoderResult, 'msPerTile' | 'bytesPerTile'> & { encode: Encode })[] = [
   {
     format: 'jpeg',
+    encoder: 'tile-codec',
+    setting: 'quality 85',
+    nadir: true,
+    encode: (rgba) => encodeTile(rgba, true, 'jpeg', 0),
+  },
+  {
+    format: 'jpeg',
+    encoder: 'sharp',
+    setting: 'quality 85',
+    nadir: false,
+    encode: (rgba) => raw(rgba).jpeg({ quality: 85, optimiseCoding: false }).toBuffer(),
+  },
+  {
+    format: 'jpeg',
+    encoder: 'sharp',
     setting: 'quality 85, Huffman optimised',
     nadir: false,
     encode: (rgba) => raw(rgba).jpeg({ quality: 85, optimiseCoding: true }).toBuffer(),
   },
   {
     format: 'jpeg',
+    encoder: 'tile-codec',
     setting: 'quality 90',
     nadir: false,
-    encode: (rgba) => raw(rgba).jpeg({ quality: 90, optimiseCoding: false }).toBuffer(),
+    encode: (rgba) => encodeJpeg(rgba, TILE_SIZE, 90, 0),
   },
   {
     format: 'png',
-    setting: 'zlib level 1, no filter',
+    encoder: 'tile-codec',
+    setting: 'zlib level 1, up filter',
     nadir: true,
     encode: (rgba) => encodeTile(rgba, true, 'png', 0),
   },
+  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, no filter', nadir: false, encode: png(1, 'none') },
+  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, sub filter', nadir: false, encode: png(1, 'sub') },
   {
     format: 'png',
-    setting: 'zlib level 2, no filter',
+    encoder: 'sharp',
+    setting: 'zlib level 1, no filter',
     nadir: false,
-    encode: (rgba) => raw(rgba).png({ compressionLevel: 2, adaptiveFiltering: false }).toBuffer(),
+    encode: (rgba) => raw(rgba).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer(),
   },
+  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 2, up filter', nadir: false, encode: png(2, 'up') },
+  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 6, up filter', nadir: false, encode: png(6, 'up') },
   {
     format: 'png',
-    setting: 'zlib level 6 (sharp default), no filter',
-    nadir: false,
-    encode: (rgba) => raw(rgba).png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer(),
-  },
-  {
-    format: 'png',
+    encoder: 'sharp',
     setting: 'zlib level 1, adaptive filtering',
     nadir: false,
     encode: (rgba) => raw(rgba).png({ compressionLevel: 1, adaptiveFiltering: true }).toBuffer(),
@@ -70,7 +95,7 @@ export async function decodeTiles(pngs: Buffer[]): Promise<Buffer[]> {
 export async function measureEncoders(tiles: Buffer[], rounds: number): Promise<EncoderResult[]> {
   const times = VARIANTS.map(() => [] as number[]);
   const bytes = VARIANTS.map(() => 0);
-  // Untimed first pass: libvips' threads, its operation cache and the JIT warm for every variant alike.
+  // Untimed first pass: libvips' threads, its operation cache, the addon and the JIT warm for every variant alike.
   for (const variant of VARIANTS) for (const tile of tiles.slice(0, 20)) await variant.encode(tile);
   for (let round = 0; round < rounds; round++) {
     const order = VARIANTS.map((_, i) => i);
@@ -84,8 +109,9 @@ export async function measureEncoders(tiles: Buffer[], rounds: number): Promise<
       bytes[i] = size / tiles.length;
     }
   }
-  return VARIANTS.map(({ format, setting, nadir }, i) => ({
+  return VARIANTS.map(({ format, encoder, setting, nadir }, i) => ({
     format,
+    encoder,
     setting,
     nadir,
     msPerTile: spreadOf(times[i] as number[])?.median ?? Number.NaN,

@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "tile_codec",
+      "sources": ["src/binding.c", "src/codec.c"],
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra"],
+      "libraries": ["-ljpeg", "-ldeflate"]
+    }
+  ]
+}

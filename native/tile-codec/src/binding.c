@@ -1,0 +1,171 @@
+/*
+ * Node-API face of codec.c. Arguments are checked on the calling thread (a bad one throws there);
+ * the encode runs on the libuv pool and settles a Promise. The input is pinned by a reference
+ * until then; the pool thread sees only the raw bytes, never a JavaScript value.
+ */
+#include <node_api.h>
+#include <stdlib.h>
+
+#include "codec.h"
+
+#define MAX_SIZE 4096
+/* Measured on aerial tiles (bench/tiles/encoders.ts): see the choice in src/tiles/encode.ts. */
+#define DEFAULT_PNG_FILTER PNG_FILTER_UP
+
+#define CHECK(call) do { if ((call) != napi_ok) return NULL; } while (0)
+
+typedef struct {
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref input;
+  const uint8_t *rgba;
+  int png, size, quality, with_alpha, level, rotation;
+  enum png_filter filter;
+  encoded out;
+  const char *error;
+} job;
+
+static int throw_range(napi_env env, const char *message) {
+  napi_throw_range_error(env, NULL, message);
+  return 0;
+}
+
+/* An integer from min to max; throws and returns 0 otherwise. */
+static int int_arg(napi_env env, napi_value value, const char *message, int min, int max, int *out) {
+  double number;
+  if (napi_get_value_double(env, value, &number) != napi_ok) {
+    napi_throw_type_error(env, NULL, message);
+    return 0;
+  }
+  if (!(number >= min && number <= max) || number != (double)(int)number) return throw_range(env, message);
+  *out = (int)number;
+  return 1;
+}
+
+static int rotation_arg(napi_env env, napi_value value, int *out) {
+  const char *message = "rotation must be 0, 90, 180 or 270";
+  if (!int_arg(env, value, message, 0, 270, out)) return 0;
+  return *out % 90 == 0 ? 1 : throw_range(env, message);
+}
+
+/* A Uint8Array (or Buffer) of size x size RGBA pixels. */
+static int pixels_arg(napi_env env, napi_value value, int size, job *j) {
+  bool is_typed_array = false;
+  napi_typedarray_type type;
+  size_t length;
+  void *data;
+  napi_is_typedarray(env, value, &is_typed_array);
+  if (!is_typed_array || napi_get_typedarray_info(env, value, &type, &length, &data, NULL, NULL) != napi_ok ||
+      type != napi_uint8_array) {
+    napi_throw_type_error(env, NULL, "rgba must be a Uint8Array");
+    return 0;
+  }
+  if (length != (size_t)size * size * 4) return throw_range(env, "rgba must hold size * size RGBA pixels");
+  j->rgba = data;
+  return napi_create_reference(env, value, 1, &j->input) == napi_ok;
+}
+
+static void execute(napi_env env, void *data) {
+  (void)env;
+  job *j = data;
+  j->error = j->png ? encode_png(j->rgba, j->size, j->with_alpha, j->level, j->rotation, j->filter, &j->out)
+                    : encode_jpeg(j->rgba, j->size, j->quality, j->rotation, &j->out);
+}
+
+static void complete(napi_env env, napi_status status, void *data) {
+  job *j = data;
+  napi_value result = NULL;
+  if (status == napi_ok && !j->error &&
+      napi_create_buffer_copy(env, j->out.length, j->out.data, NULL, &result) == napi_ok) {
+    napi_resolve_deferred(env, j->deferred, result);
+  } else {
+    napi_value message;
+    napi_create_string_utf8(env, j->error ? j->error : "encode failed", NAPI_AUTO_LENGTH, &message);
+    napi_create_error(env, NULL, message, &result);
+    napi_reject_deferred(env, j->deferred, result);
+  }
+  free(j->out.data);
+  napi_delete_reference(env, j->input);
+  napi_delete_async_work(env, j->work);
+  free(j);
+}
+
+/* Takes over `j` (freed here on failure, in complete() otherwise). */
+static napi_value start(napi_env env, job *j, napi_value pixels) {
+  napi_value name, promise;
+  if (!pixels_arg(env, pixels, j->size, j)) {
+    free(j);
+    return NULL;
+  }
+  if (napi_create_string_utf8(env, "tile-codec", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_async_work(env, NULL, name, execute, complete, j, &j->work) != napi_ok ||
+      napi_create_promise(env, &j->deferred, &promise) != napi_ok || napi_queue_async_work(env, j->work) != napi_ok) {
+    napi_delete_reference(env, j->input);
+    if (j->work) napi_delete_async_work(env, j->work);
+    free(j);
+    return NULL;
+  }
+  return promise;
+}
+
+/* encodeJpeg(rgba, size, quality, rotation): Promise<Buffer> */
+static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  job *j = calloc(1, sizeof *j);
+  if (!j) {
+    napi_throw_error(env, NULL, "out of memory");
+    return NULL;
+  }
+  if (!int_arg(env, argv[1], "size must be an integer from 1 to 4096", 1, MAX_SIZE, &j->size) ||
+      !int_arg(env, argv[2], "quality must be an integer from 1 to 100", 1, 100, &j->quality) ||
+      !rotation_arg(env, argv[3], &j->rotation)) {
+    free(j);
+    return NULL;
+  }
+  return start(env, j, argv[0]);
+}
+
+/* encodePng(rgba, size, withAlpha, level, rotation, filter?): Promise<Buffer>; filter is PNG's type byte. */
+static napi_value encode_png_js(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  napi_valuetype filter_type;
+  bool with_alpha;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  job *j = calloc(1, sizeof *j);
+  if (!j) {
+    napi_throw_error(env, NULL, "out of memory");
+    return NULL;
+  }
+  j->png = 1;
+  j->filter = DEFAULT_PNG_FILTER;
+  int filter = j->filter;
+  if (!int_arg(env, argv[1], "size must be an integer from 1 to 4096", 1, MAX_SIZE, &j->size)) goto fail;
+  if (napi_get_value_bool(env, argv[2], &with_alpha) != napi_ok) {
+    napi_throw_type_error(env, NULL, "withAlpha must be a boolean");
+    goto fail;
+  }
+  j->with_alpha = with_alpha;
+  if (!int_arg(env, argv[3], "level must be an integer from 0 to 12", 0, 12, &j->level) ||
+      !rotation_arg(env, argv[4], &j->rotation))
+    goto fail;
+  napi_typeof(env, argv[5], &filter_type);
+  if (filter_type != napi_undefined && !int_arg(env, argv[5], "filter must be 0 (none), 1 (sub) or 2 (up)", 0, 2, &filter))
+    goto fail;
+  j->filter = (enum png_filter)filter;
+  return start(env, j, argv[0]);
+fail:
+  free(j);
+  return NULL;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value jpeg, png;
+  CHECK(napi_create_function(env, "encodeJpeg", NAPI_AUTO_LENGTH, encode_jpeg_js, NULL, &jpeg));
+  CHECK(napi_create_function(env, "encodePng", NAPI_AUTO_LENGTH, encode_png_js, NULL, &png));
+  CHECK(napi_set_named_property(env, exports, "encodeJpeg", jpeg));
+  CHECK(napi_set_named_property(env, exports, "encodePng", png));
+  return exports;
+}

@@ -1,0 +1,64 @@
+/**
+ * The tile encoder addon (native/tile-codec, built by scripts/setup.sh): libjpeg-turbo and libdeflate
+ * called directly on the libuv pool. Loaded on first use, so modules that only need encode.ts's
+ * constants (the ETag) do not need the binary.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { Rotation } from './panorama.js';
+
+/** PNG's filter applied to every row: none, sub (left neighbour) or up (the row above). */
+export type PngFilter = 'none' | 'sub' | 'up';
+const FILTER_TYPES: Record<PngFilter, number> = { none: 0, sub: 1, up: 2 };
+
+interface Addon {
+  encodeJpeg(rgba: Uint8Array, size: number, quality: number, rotation: Rotation): Promise<Buffer>;
+  encodePng(
+    rgba: Uint8Array,
+    size: number,
+    withAlpha: boolean,
+    level: number,
+    rotation: Rotation,
+    filter?: number,
+  ): Promise<Buffer>;
+}
+
+// Two levels below the package root both as src/tiles/*.ts (tsx) and as dist/tiles/*.js (tsc).
+const ADDON_PATH = fileURLToPath(new URL('../../native/tile-codec/build/Release/tile_codec.node', import.meta.url));
+let addon: Addon | undefined;
+
+function load(): Addon {
+  if (!addon) {
+    try {
+      addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
+    } catch (error) {
+      throw new Error(
+        `the tile encoder addon ${ADDON_PATH} cannot be loaded (${(error as Error).message.split('\n')[0]}); ` +
+          'run scripts/setup.sh to build it',
+        { cause: error },
+      );
+    }
+  }
+  return addon;
+}
+
+/**
+ * Baseline JPEG, YCbCr 4:2:0, standard Huffman tables. `rgba` is size x size RGBA (alpha ignored) and
+ * must not change until the promise settles; `rotation` turns the picture clockwise. Bad arguments
+ * throw a TypeError or RangeError at once.
+ */
+export function encodeJpeg(rgba: Uint8Array, size: number, quality: number, rotation: Rotation): Promise<Buffer> {
+  return load().encodeJpeg(rgba, size, quality, rotation);
+}
+
+/** 8-bit RGB PNG, or RGBA `withAlpha`, zlib `level` 0..12 (libdeflate's); otherwise as encodeJpeg. */
+export function encodePng(
+  rgba: Uint8Array,
+  size: number,
+  withAlpha: boolean,
+  level: number,
+  rotation: Rotation,
+  filter?: PngFilter,
+): Promise<Buffer> {
+  return load().encodePng(rgba, size, withAlpha, level, rotation, filter && FILTER_TYPES[filter]);
+}
