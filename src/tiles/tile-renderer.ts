@@ -35,7 +35,12 @@ interface Drawn {
   rgba: Buffer;
   full: boolean;
   surveyIds: string[];
+  /** `rgba` is the renderer's own canvas, free for another tile once encoded. */
+  spare: boolean;
 }
+
+/** Canvases kept for reuse: enough for the encodes of a few image slots at once (256 KiB each). */
+const MAX_SPARE_CANVASES = 16;
 
 /** True once nobody waits for the tile any more (the client closed its connection). */
 export type Abandoned = () => boolean;
@@ -65,6 +70,7 @@ function isOneToOne(layer: PlannedLayer): boolean {
 export class TileRenderer {
   readonly #tiles: CogTiles;
   readonly #gate: WorkGate;
+  readonly #spare: Buffer[] = [];
 
   /** `gate`: where encodes wait for a core (shared with the decodes of `tiles`). */
   constructor(tiles: CogTiles, gate: WorkGate) {
@@ -99,11 +105,17 @@ export class TileRenderer {
       : await this.#composite(plan, layers, masks);
     if (!drawn) return undefined;
     const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && drawn.full) ? 'jpeg' : 'png';
-    const body = await this.#gate.run(() => {
-      // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
-      throwIfAbandoned(abandoned);
-      return encodeTile(drawn.rgba, drawn.full, encoded, rotation);
-    });
+    let body: Buffer;
+    try {
+      body = await this.#gate.run(() => {
+        // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
+        throwIfAbandoned(abandoned);
+        return encodeTile(drawn.rgba, drawn.full, encoded, rotation);
+      });
+    } finally {
+      // The encoder is done with the pixels either way.
+      if (drawn.spare && this.#spare.length < MAX_SPARE_CANVASES) this.#spare.push(drawn.rgba);
+    }
     return { body, contentType: contentTypeOf(encoded), surveyIds: drawn.surveyIds, passThrough: false };
   }
 
@@ -115,16 +127,18 @@ export class TileRenderer {
     );
     // A sparse imagery tile under a mask that says "data" would be a broken COG; draw it the slow, careful way.
     if (pixels.some((tile) => tile === undefined)) return this.#composite(plan, layers, masks);
-    const rgba = stackLayers(
-      choice.used.map((index, i) => ({
-        pixels: pixels[i] as Buffer,
-        mask: (masks[index] as TileMask[])[0] as TileMask,
-      })),
-    );
+    const stack = choice.used.map((index, i) => ({
+      pixels: pixels[i] as Buffer,
+      mask: (masks[index] as TileMask[])[0] as TileMask,
+    }));
     const surveyIds = [
       ...new Set(choice.used.map((index) => (plan.layers[index] as PlannedLayer<AssetCandidate>).candidate.surveyId)),
     ];
-    return { rgba, full: choice.covered === TILE_PIXELS, surveyIds };
+    const full = choice.covered === TILE_PIXELS;
+    // One whole layer is its own composite: the encoder reads the cached tile, which nothing writes.
+    const only = stack.length === 1 ? stack[0] : undefined;
+    if (only?.mask.kind === 'full') return { rgba: only.pixels, full, surveyIds, spare: false };
+    return { rgba: stackLayers(stack, this.#spare.pop()), full, surveyIds, spare: true };
   }
 
   async #composite(
@@ -139,7 +153,7 @@ export class TileRenderer {
       const drew = await this.#drawLayer(canvas, layer, layers[index] as LayerRead[], masks[index] as TileMask[]);
       if (drew > 0 && !surveyIds.includes(layer.candidate.surveyId)) surveyIds.push(layer.candidate.surveyId);
     }
-    return canvas.filled === 0 ? undefined : { rgba: canvas.rgba, full: canvas.full, surveyIds };
+    return canvas.filled === 0 ? undefined : { rgba: canvas.rgba, full: canvas.full, surveyIds, spare: false };
   }
   async #drawLayer(
     canvas: TileCanvas,

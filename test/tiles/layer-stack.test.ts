@@ -75,6 +75,13 @@ describe('stackLayers', () => {
       const stacked = stackLayers(choice.used.map((i) => layers[i] as (typeof layers)[number]));
       assert.equal(choice.covered, canvas.filled, `trial ${trial}: coverage`);
       assert.ok(stacked.equals(canvas.rgba), `trial ${trial}: pixels`);
+      // The renderer draws into canvases of earlier tiles: what they held must not show through.
+      const reused = Buffer.alloc(N * N * 4, 0xab);
+      stackLayers(
+        choice.used.map((i) => layers[i] as (typeof layers)[number]),
+        reused,
+      );
+      assert.ok(reused.equals(canvas.rgba), `trial ${trial}: pixels drawn into a used canvas`);
     }
   });
 });
