@@ -96,6 +96,18 @@ async function versions(): Promise<Record<string, string>> {
     mapserver: (await first('mapserv', ['-v'])).replace(/ OUTPUT=.*/, ''),
     gunicorn: await first('/usr/bin/gunicorn', ['--version']),
     rasterio: `rasterio ${rasterio}`,
+    // What nadir's tile encoder (native/tile-codec) links against.
+    codec: await run('dpkg-query', [
+      '-W',
+      '-f',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax.
+      '${Package} ${Version}, ',
+      'libjpeg62-turbo',
+      'libdeflate0',
+    ]).then(
+      ({ stdout }) => stdout.replace(/, $/, ''),
+      () => '?',
+    ),
   };
 }
 
@@ -106,6 +118,8 @@ export interface TilesRaw {
   data: { surveys: number; older: unknown; newer: unknown };
   lists: Omit<TileLists, 'etags'>;
   nadirProcesses: number;
+  /** Processes of the `--workers auto` server (a primary and one worker per core). */
+  nadirClusterProcesses: number;
   pixelDifference: Record<string, number | undefined>;
   targets: { id: string; name: string; urls: number; expect: number }[];
   points: Awaited<ReturnType<typeof runMatrix>>;
@@ -173,7 +187,12 @@ export async function runTilesSection(
       workers: settings.nadirWorkers,
     });
     services.push(nadir);
-    log(`nadir at ${nadir.url} (${nadir.processes} process(es)); scanning tiles`);
+    // The same data behind `nadir serve --workers auto` (one process per core, node:cluster).
+    const nadirCluster = await startNadir({ dataDir: data.dataDir, tileCacheMb: settings.cacheMb, workers: 'auto' });
+    services.push(nadirCluster);
+    log(
+      `nadir at ${nadir.url} (${nadir.processes} process(es)), ${nadirCluster.url} (${nadirCluster.processes}); scanning tiles`,
+    );
     const lists = await findTileLists(nadir.url, data, precutRoot, settings.maxTiles);
     log(
       `${lists.passThrough.length} pass-through tiles, ${lists.composite.length} composite tiles (scan: ${JSON.stringify(lists.scan)})`,
@@ -195,7 +214,14 @@ export async function runTilesSection(
     const mapserver = await startMapServer({ ...gdal, processes: 2 });
     services.push(mapserver);
 
-    const servers = { nadir: { url: nadir.url, apiKey: data.apiKey }, nginx, bare, rasterio, mapserver };
+    const servers = {
+      nadir: { url: nadir.url, apiKey: data.apiKey },
+      nadirCluster: { url: nadirCluster.url, processes: nadirCluster.processes },
+      nginx,
+      bare,
+      rasterio,
+      mapserver,
+    };
     const targets = tileTargets(servers, lists, precutRoot, settings.bareBodyBytes / 1000);
     const pixelDifference: Record<string, number | undefined> = {};
     for (const target of targets) {
@@ -251,6 +277,7 @@ export async function runTilesSection(
       data: { surveys: data.surveyCount, older: data.older, newer: data.newer },
       lists: listFacts,
       nadirProcesses: nadir.processes,
+      nadirClusterProcesses: nadirCluster.processes,
       pixelDifference,
       encoders,
       targets: targets.map((t) => ({ id: t.id, name: t.name, urls: t.urls.length, expect: t.expect })),

@@ -5,10 +5,21 @@ import type { View } from './view.js';
 /** Reference lines (ceilings) are drawn dashed. */
 const CEILINGS = new Set(['nginx', 'bare-node']);
 /** The pass-through tiles with their ceilings and single-COG renders; the rest are composites. */
-const PASS_GROUP = new Set(['nadir-pass', 'nadir-304', 'nginx', 'bare-node', 'rasterio', 'mapserver']);
+const PASS_GROUP = new Set([
+  'nadir-pass',
+  'nadir-pass-cluster',
+  'nadir-304',
+  'nginx',
+  'bare-node',
+  'rasterio',
+  'mapserver',
+]);
 /** Bar labels: nadir's path / the peer. */
 const SHORT: Record<string, string> = {
   'nadir-pass': 'pass',
+  'nadir-pass-cluster': 'pass, workers',
+  'nadir-jpg-cluster': 'jpg, workers',
+  'nadir-png-cluster': 'png, workers',
   'nadir-jpg': 'jpg',
   'nadir-png': 'png',
   nginx: 'nginx',

@@ -10,12 +10,15 @@ import type { TileCoord } from '../../src/geo/web-mercator.js';
 import type { MapServer } from '../contenders/mapserver.js';
 import type { RasterioTiler } from '../contenders/rasterio-tiler.js';
 import type { Nginx } from '../load/nginx.js';
+import { runWrk } from '../load/wrk.js';
 import type { Target } from './measure.js';
 import type { BareServer } from './servers.js';
 import { nadirTileUrl, pool, type TileFormat, type TileLists } from './tile-lists.js';
 
 export interface Servers {
   nadir: { url: string; apiKey: string };
+  /** nadir under `--workers auto`: same data and key. */
+  nadirCluster: { url: string; processes: number };
   nginx: Nginx & { tileUrl(z: number, x: number, y: number): string };
   bare: BareServer;
   rasterio: RasterioTiler;
@@ -24,6 +27,8 @@ export interface Servers {
 
 /** A target and, for those that draw, the tiles it was asked for and what each must look like. */
 export interface CheckedTarget extends Target {
+  /** Load before measuring, s: each process of a cluster keeps its own caches, and wrk reaches them all. */
+  warmSeconds?: number;
   tiles?: TileCoord[];
   reference?: (t: TileCoord) => Promise<Buffer>;
 }
@@ -31,7 +36,9 @@ export interface CheckedTarget extends Target {
 const key = (t: TileCoord) => `${t.z}/${t.x}/${t.y}`;
 
 export function tileTargets(servers: Servers, lists: TileLists, precutRoot: string, bareKb: number): CheckedTarget[] {
-  const { nadir, nginx, bare, rasterio, mapserver } = servers;
+  const { nadir, nadirCluster, nginx, bare, rasterio, mapserver } = servers;
+  const clusterUrl = (t: TileCoord, format: TileFormat) => nadirTileUrl(nadirCluster.url, nadir.apiKey, t, format);
+  const processes = `${nadirCluster.processes - 1} workers`;
   const pt = lists.passThrough;
   const comp = lists.composite;
   const nadirUrl = (t: TileCoord, format: TileFormat) => nadirTileUrl(nadir.url, nadir.apiKey, t, format);
@@ -67,6 +74,24 @@ export function tileTargets(servers: Servers, lists: TileLists, precutRoot: stri
     },
     { id: 'nadir-jpg', name: 'nadir composite jpg', urls: comp.map((t) => nadirUrl(t, 'jpg')), expect: 200 },
     { id: 'nadir-png', name: 'nadir composite png', urls: comp.map((t) => nadirUrl(t, 'png')), expect: 200 },
+    {
+      ...passThrough('nadir-pass-cluster', `nadir pass-through jpg, ${processes}`, (t) => clusterUrl(t, 'jpg')),
+      warmSeconds: 4,
+    },
+    {
+      id: 'nadir-jpg-cluster',
+      name: `nadir composite jpg, ${processes}`,
+      urls: comp.map((t) => clusterUrl(t, 'jpg')),
+      expect: 200,
+      warmSeconds: 4,
+    },
+    {
+      id: 'nadir-png-cluster',
+      name: `nadir composite png, ${processes}`,
+      urls: comp.map((t) => clusterUrl(t, 'png')),
+      expect: 200,
+      warmSeconds: 4,
+    },
     passThrough('nginx', 'nginx, pre-cut files', (t) => nginx.tileUrl(t.z, t.x, t.y)),
     {
       id: 'bare-node',
@@ -94,8 +119,8 @@ async function meanDifference(a: Buffer, b: Buffer): Promise<number> {
 }
 
 /**
- * Every URL once (caches warm, files in the page cache), each answer's status checked; for the
- * targets that draw, the largest mean pixel difference from the reference over three tiles.
+ * Every URL once (caches warm, files in the page cache), each answer's status checked, then the
+ * target's own warm-up load if it has one; for the targets that draw, the largest mean pixel difference from the reference over three tiles.
  */
 export async function prewarm(target: CheckedTarget): Promise<number | undefined> {
   const statuses = await pool(target.urls, 4, async (url) => {
@@ -105,6 +130,14 @@ export async function prewarm(target: CheckedTarget): Promise<number | undefined
   });
   const wrong = statuses.filter((s) => s !== target.expect).length;
   if (wrong > 0) throw new Error(`${target.name}: ${wrong} of ${statuses.length} answers were not ${target.expect}`);
+  if (target.warmSeconds) {
+    await runWrk({
+      urls: target.urls,
+      headersByUrl: target.headersByUrl,
+      connections: 64,
+      seconds: target.warmSeconds,
+    });
+  }
   const { tiles, reference } = target;
   if (!tiles || !reference) return undefined;
   const differences: number[] = [];

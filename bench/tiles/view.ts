@@ -9,6 +9,9 @@ const ORDER = [
   'nadir-304',
   'nadir-jpg',
   'nadir-png',
+  'nadir-pass-cluster',
+  'nadir-jpg-cluster',
+  'nadir-png-cluster',
   'nginx',
   'bare-node',
   'rasterio',
@@ -21,10 +24,13 @@ const ORDER = [
 /** nadir's paths paired with the peers that answer the same requests. */
 const PAIRS: [string, string][] = [
   ['nadir-pass', 'nginx'],
+  ['nadir-pass-cluster', 'nginx'],
   ['nadir-pass', 'bare-node'],
   ['nadir-pass', 'rasterio'],
   ['nadir-pass', 'mapserver'],
   ['nadir-jpg', 'rasterio-jpg'],
+  ['nadir-jpg-cluster', 'nadir-jpg'],
+  ['nadir-png-cluster', 'nadir-png'],
   ['nadir-jpg', 'mapserver-jpg'],
   ['nadir-png', 'rasterio-png'],
   ['nadir-png', 'mapserver-png'],
