@@ -1,7 +1,10 @@
 /**
  * A bounded least-recently-used map. Bounded twice: by entry count and by a total weight (bytes,
  * usually), so a cache of decoded tiles cannot grow past its memory budget whatever the entries
- * weigh. Map keeps insertion order, so re-inserting on every hit makes the first key the LRU one.
+ * weigh. Map keeps insertion order. A hit only marks its entry (re-inserting it on every hit was a
+ * twentieth of a stored tile's cost: two more hashings of the key and a Map that keeps compacting);
+ * eviction then gives the oldest entries that were used since they were (re)inserted a second
+ * chance at the back, the classic "second chance" approximation of LRU.
  */
 export interface LruOptions<V> {
   maxEntries: number;
@@ -14,7 +17,7 @@ export interface LruOptions<V> {
 }
 
 export class LruCache<V> {
-  readonly #entries = new Map<string, { value: V; weight: number }>();
+  readonly #entries = new Map<string, { value: V; weight: number; used: boolean }>();
   readonly #maxEntries: number;
   readonly #maxWeight: number;
   readonly #weigh: (value: V) => number;
@@ -40,8 +43,7 @@ export class LruCache<V> {
   get(key: string): V | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    entry.used = true;
     return entry.value;
   }
 
@@ -57,10 +59,17 @@ export class LruCache<V> {
       this.#onEvict?.(key, value);
       return;
     }
-    this.#entries.set(key, { value, weight });
+    this.#entries.set(key, { value, weight, used: false });
     this.#weight += weight;
     while (this.#entries.size > this.#maxEntries || this.#weight > this.#maxWeight) {
-      const oldest = this.#entries.keys().next().value as string;
+      const [oldest, entry] = this.#entries.entries().next().value as [string, { used: boolean }];
+      if (entry.used) {
+        // Ends: every entry passed over loses its mark, so the next pass evicts.
+        entry.used = false;
+        this.#entries.delete(oldest);
+        this.#entries.set(oldest, entry as { value: V; weight: number; used: boolean });
+        continue;
+      }
       this.delete(oldest);
     }
   }

@@ -15,6 +15,22 @@ describe('LruCache', () => {
     assert.deepEqual([cache.get('a'), cache.get('c'), cache.size], [1, 3, 2]);
   });
 
+  it('keeps entries read since they were stored, however old, and evicts one that was not', () => {
+    const evicted: string[] = [];
+    const cache = new LruCache<number>({ maxEntries: 3, onEvict: (key) => evicted.push(key) });
+    for (const key of ['a', 'b', 'c']) cache.set(key, 1);
+    cache.get('a');
+    cache.get('b');
+    cache.set('d', 1);
+    assert.deepEqual(evicted, ['c']);
+    // a and b had their second chance: unread since, they are now the oldest.
+    cache.get('d');
+    cache.set('e', 1);
+    cache.set('f', 1);
+    assert.deepEqual(evicted, ['c', 'a', 'b']);
+    assert.deepEqual([cache.has('d'), cache.has('e'), cache.has('f')], [true, true, true]);
+  });
+
   it('keeps the total weight within maxWeight, evicting as many as needed', () => {
     const cache = new LruCache<Buffer>({ maxEntries: 100, maxWeight: 10, weigh: (b) => b.length });
     cache.set('a', Buffer.alloc(4));
