@@ -77,7 +77,7 @@ export class TileCandidates {
   }
 
   /** The catalogue's change marker, asked at most once per turn of the event loop. */
-  #currentMarker(): Promise<string> {
+  marker(): Promise<string> {
     if (!this.#markerThisTurn) {
       this.#markerThisTurn = this.#catalogue.changeMarker();
       setImmediate(() => {
@@ -88,7 +88,7 @@ export class TileCandidates {
   }
 
   async find(tile: TileCoord, filter: TileFilter): Promise<AssetCandidate[]> {
-    const marker = await this.#currentMarker();
+    const marker = await this.marker();
     if (marker !== this.#marker) {
       this.#cache.clear();
       this.#marker = marker;

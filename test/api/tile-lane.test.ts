@@ -42,13 +42,14 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
   let survey: Survey;
   let inside: string;
   let edge = '';
+  let stored = '';
   let outside: string;
 
   before(async () => {
     api = await startApi({ now: () => NOW });
     key = (await createKey(api.services, 'lane')).key;
     // The same raster as the vertical and a panorama layer: panorama tiles are the rotated ground.
-    const raster = join(REALDATA, 'webodm/orthophoto.tif');
+    const raster = join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif');
     const id = '7c2f0e4a-5b1d-4c3e-8a90-1f2e3d4c5b6a';
     const manifest = await writeManifest(api.dir, id, {
       id,
@@ -69,12 +70,18 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
     const middleRow = row((minY + maxY) / 2);
     inside = `${z}/${column((minX + maxX) / 2)}/${middleRow}`;
     outside = `${z}/${column(minX) - 40}/${row(maxY) - 40}`;
-    // A tile the imagery covers only in part: its img is a PNG.
-    for (let x = column(minX); x <= column(maxX) && !edge; x++) {
-      const r = await api.get(`/tiles/v3/Vert/${z}/${x}/${middleRow}.img?apikey=${key}`);
-      if (r.headers.get('content-type') === 'image/png') edge = `${z}/${x}/${middleRow}`;
+    // Over every tile of the raster: one it covers only in part (its img is a PNG), and one sent as
+    // stored (its COG tile whole and fully valid).
+    for (let y = row(maxY); y <= row(minY); y++) {
+      for (let x = column(minX); x <= column(maxX); x++) {
+        const r = await api.get(`/tiles/v3/Vert/${z}/${x}/${y}.img?apikey=${key}`);
+        await r.arrayBuffer();
+        if (r.headers.get('content-type') === 'image/png') edge ||= `${z}/${x}/${y}`;
+        if (/passthrough;dur=0/.test(r.headers.get('server-timing') ?? '')) stored ||= `${z}/${x}/${y}`;
+      }
     }
-    assert.ok(edge, 'a partial tile on the middle row');
+    assert.ok(edge, 'a partial tile');
+    assert.ok(stored, 'a pass-through tile');
   });
   after(async () => api.close());
 
@@ -123,6 +130,47 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
     assert.equal(lane.status, 429);
     assert.deepEqual(lane.headers, fastify.headers);
     assert.deepEqual(JSON.parse(lane.body.toString()), JSON.parse(fastify.body.toString()));
+  });
+
+  test('a repeated pass-through tile is remembered, yet every request is counted and its key checked', async () => {
+    const own = await createKey(api.services, 'lane-repeats');
+    await api.services.accounts.setTileRateLimit(own.account.id, 4, 60);
+    const path = `/tiles/v3/Vert/${stored}.jpg?apikey=${own.key}`;
+    const first = await api.get(path);
+    assert.match(first.headers.get('server-timing') ?? '', /passthrough;dur=0/, 'the fixture tile is sent as stored');
+    const body = Buffer.from(await first.arrayBuffer());
+    const repeat = await api.get(path);
+    assert.ok(Buffer.from(await repeat.arrayBuffer()).equals(body));
+    assert.equal(repeat.headers.get('etag'), first.headers.get('etag'));
+    assert.equal(repeat.headers.get('x-ratelimit-remaining'), '2');
+    const revalidated = await api.get(path, { headers: { 'if-none-match': first.headers.get('etag') ?? '' } });
+    assert.equal(revalidated.status, 304);
+    assert.equal(revalidated.headers.get('x-ratelimit-remaining'), '1');
+    await api.services.accounts.revokeApiKey(own.keyId);
+    assert.equal((await api.get(path)).status, 401, 'a revoked key is refused at once');
+  });
+
+  test('a remembered tile follows the catalogue: a newer survey over it is drawn at once', async () => {
+    const path = `/tiles/v3/Vert/${stored}.jpg?apikey=${key}`;
+    const before = await api.get(path);
+    const beforeBody = Buffer.from(await before.arrayBuffer());
+    assert.equal(before.headers.get('x-survey-ids'), survey.id);
+    // A rotated copy of the same raster is new imagery over the same ground.
+    const id = '9d8e7f60-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+    const manifest = await writeManifest(api.dir, id, {
+      id,
+      captureDate: '2026-03-01',
+      firstPhotoTime: '2026-03-01T15:00:00Z',
+      lastPhotoTime: '2026-03-01T16:00:00Z',
+      tags: [],
+      assets: { Vert: join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif') },
+    });
+    await api.services.ingestor.ingestManifestFile(manifest);
+    const after = await api.get(path);
+    assert.equal(after.status, 200);
+    assert.equal(after.headers.get('x-survey-ids'), id);
+    assert.notEqual(after.headers.get('etag'), before.headers.get('etag'));
+    assert.ok(Buffer.from(await after.arrayBuffer()).equals(beforeBody), 'the same raster, so the same tile bytes');
   });
 
   test('writes the access-log line, with the key redacted', async () => {
@@ -180,7 +228,7 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
         `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&since=2025-07-01&until=2025-01-01`,
         `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&include=bad%20tag`,
         `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&mosaic=oldest`,
-        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&since=2026-01-01`,
+        `/tiles/v3/Vert/${inside}.jpg?apikey=${k}&since=2026-06-01`,
         `/tiles/v3/Vert/${inside}.jpg?apikey=nadir_000000000000_${'A'.repeat(43)}`,
         `/tiles/v3/Vert/${inside}.jpg`,
         `/tiles/v3/Vert/${outside}.jpg?apikey=${k}`,
