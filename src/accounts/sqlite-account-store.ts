@@ -239,6 +239,11 @@ export class SqliteAccountStore implements AccountStore {
     return `${this.#dataVersion}:${this.#ownWrites}`;
   }
 
+  verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined {
+    const cached = this.#verifiedKeys.get(presentedKey);
+    return cached?.marker === this.#marker() ? cached.lookup : undefined;
+  }
+
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     const marker = this.#marker();
     const cached = this.#verifiedKeys.get(presentedKey);

@@ -97,6 +97,11 @@ export interface AccountStore {
   revokeApiKey(keyIdOrPrefix: string): Promise<ApiKeyInfo>;
   /** undefined for malformed, unknown or revoked keys, and for keys of disabled accounts. */
   lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined>;
+  /**
+   * lookupApiKey's answer when this process has verified the key since anything changed, known
+   * without a query; undefined otherwise (then ask lookupApiKey). For the hottest path, tiles.
+   */
+  verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined;
 
   /**
    * Counts the token's transaction against `month` exactly once, however many callers (or

@@ -48,7 +48,17 @@ export class LeasedRateLimiter implements RateLimiter {
     this.#workers = workers;
   }
 
-  async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
+  takeNow(key: string, limit: number, intervalSeconds: number, now: Date): RateDecision | undefined {
+    const { lease, resetAt, retryAfter } = this.#leaseOf(key, limit, intervalSeconds, now);
+    if (lease.tokens > 0) {
+      lease.tokens--;
+      return { allowed: true, limit, remaining: lease.remaining + lease.tokens, resetAt, retryAfter };
+    }
+    if (lease.exhausted) return { allowed: false, limit, remaining: 0, resetAt, retryAfter };
+    return undefined;
+  }
+
+  #leaseOf(key: string, limit: number, intervalSeconds: number, now: Date) {
     const seconds = now.getTime() / 1000;
     const resetAt = Math.floor(seconds / intervalSeconds) * intervalSeconds + intervalSeconds;
     const id = `${key}/${intervalSeconds}/${limit}/${resetAt}`;
@@ -58,13 +68,14 @@ export class LeasedRateLimiter implements RateLimiter {
       lease = { resetAt, tokens: 0, remaining: limit, exhausted: false, refill: undefined };
       this.#leases.set(id, lease);
     }
-    const retryAfter = Math.max(1, Math.ceil(resetAt - seconds));
+    return { lease, resetAt, retryAfter: Math.max(1, Math.ceil(resetAt - seconds)) };
+  }
+
+  async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
+    const { lease } = this.#leaseOf(key, limit, intervalSeconds, now);
     for (;;) {
-      if (lease.tokens > 0) {
-        lease.tokens--;
-        return { allowed: true, limit, remaining: lease.remaining + lease.tokens, resetAt, retryAfter };
-      }
-      if (lease.exhausted) return { allowed: false, limit, remaining: 0, resetAt, retryAfter };
+      const decided = this.takeNow(key, limit, intervalSeconds, now);
+      if (decided) return decided;
       // Concurrent requests of one key wait for the same lease rather than each asking for one.
       const current = lease;
       current.refill ??= this.#refill(current, {

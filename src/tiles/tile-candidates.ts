@@ -70,6 +70,7 @@ export class TileCandidates {
   readonly #cache: LruCache<Promise<AssetCandidate[]>>;
   #marker: string | undefined;
   #markerThisTurn: Promise<string> | undefined;
+  #markerNow: string | undefined;
 
   constructor(catalogue: SurveyCatalogue, maxEntries: number) {
     this.#catalogue = catalogue;
@@ -79,12 +80,25 @@ export class TileCandidates {
   /** The catalogue's change marker, asked at most once per turn of the event loop. */
   marker(): Promise<string> {
     if (!this.#markerThisTurn) {
-      this.#markerThisTurn = this.#catalogue.changeMarker();
+      const asked = this.#catalogue.changeMarker();
+      this.#markerThisTurn = asked;
+      asked.then(
+        (marker) => {
+          if (this.#markerThisTurn === asked) this.#markerNow = marker;
+        },
+        () => undefined,
+      );
       setImmediate(() => {
         this.#markerThisTurn = undefined;
+        this.#markerNow = undefined;
       });
     }
     return this.#markerThisTurn;
+  }
+
+  /** The marker when it has already been read in this turn of the event loop, else undefined. */
+  markerNow(): string | undefined {
+    return this.#markerNow;
   }
 
   async find(tile: TileCoord, filter: TileFilter): Promise<AssetCandidate[]> {

@@ -144,6 +144,15 @@ export class TileLane {
         return;
       }
       const stored = this.#stored.get(url);
+      const takenNow = stored && this.#takeStoredNow(request, url, stored);
+      if (takenNow) {
+        // Usually answered before this returns: nothing to wait for (tile-lane's #answer).
+        this.#answer(request, response, takenNow).catch((error: unknown) => {
+          this.log?.error({ err: error }, 'tile lane failed');
+          response.destroy();
+        });
+        return;
+      }
       (stored ? this.#takeStored(request, url, stored) : this.#take(request, url))
         .then(
           (taken) => (taken ? this.#answer(request, response, taken) : fallback(request, response)),
@@ -154,6 +163,28 @@ export class TileLane {
           this.log?.error({ err: error }, 'tile lane failed');
           response.destroy();
         });
+    };
+  }
+
+  /** #takeStored when everything it checks is known without waiting; undefined otherwise. */
+  #takeStoredNow(request: IncomingMessage, url: string, stored: StoredAnswer): Taken | undefined {
+    const started = performance.now();
+    const { accounts, tiles } = this.#services;
+    const marker = tiles.candidates.markerNow();
+    if (marker === undefined || marker !== stored.catalogueMarker) return undefined;
+    if (stored.day !== undefined && stored.day !== utcDate(this.#now())) return undefined;
+    const caller = accounts.verifiedApiKey(stored.keyInUrl as string);
+    if (!caller) return undefined;
+    const catalogueMs = performance.now() - started;
+    return {
+      ask: stored,
+      started,
+      url,
+      requestId: requestIdFor(request),
+      caller,
+      memo: undefined,
+      stored,
+      catalogueMs,
     };
   }
 
@@ -252,12 +283,10 @@ export class TileLane {
     const timings = [`catalogue;dur=${taken.catalogueMs.toFixed(2)}`];
     try {
       const now = this.#now();
-      const decision = await this.#services.rateLimiter.take(
-        keyId,
-        account.tileRateLimit,
-        account.tileRateInterval,
-        now,
-      );
+      const { rateLimiter } = this.#services;
+      const { tileRateLimit: limit, tileRateInterval: interval } = account;
+      const decision =
+        rateLimiter.takeNow(keyId, limit, interval, now) ?? (await rateLimiter.take(keyId, limit, interval, now));
       headers.push(
         'x-ratelimit-limit',
         String(decision.limit),
