@@ -172,6 +172,21 @@ describe('API key lookups are remembered, but never past a change', () => {
     await store.close();
   });
 
+  it('verifiedApiKey answers from memory only for a key verified since the last change', async () => {
+    const { dir, cleanup } = makeTempDir();
+    const store = SqliteAccountStore.open(join(dir, 'accounts.sqlite'));
+    const account = await store.createAccount({ name: 'Acme' });
+    const issued = await store.issueApiKey(account.id);
+    assert.equal(store.verifiedApiKey(issued.key), undefined, 'not verified yet');
+    const found = await store.lookupApiKey(issued.key);
+    assert.deepEqual(store.verifiedApiKey(issued.key), found);
+    await store.revokeApiKey(issued.id);
+    assert.equal(store.verifiedApiKey(issued.key), undefined, 'a change forgets what was verified');
+    assert.equal(await store.lookupApiKey(issued.key), undefined);
+    await store.close();
+    cleanup();
+  });
+
   it('a revocation by another process (another connection to the file) applies from the next event-loop turn', async () => {
     const { dir, cleanup } = makeTempDir();
     const path = join(dir, 'accounts.sqlite');

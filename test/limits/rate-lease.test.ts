@@ -43,6 +43,22 @@ describe('LeasedRateLimiter', () => {
     assert.ok(messages() < 200, `${messages()} messages for 8000 requests`);
   });
 
+  it('takeNow decides from the lease in hand and counts nothing when it would have to ask', async () => {
+    const { request, messages } = primary();
+    const worker = new LeasedRateLimiter(request, 1);
+    assert.equal(worker.takeNow('k', 64, 60, NOW), undefined, 'no lease yet');
+    assert.equal(messages(), 0);
+    assert.equal((await worker.take('k', 64, 60, NOW)).remaining, 63);
+    assert.deepEqual(worker.takeNow('k', 64, 60, NOW), {
+      allowed: true,
+      limit: 64,
+      remaining: 62,
+      resetAt: 1_800_000_060,
+      retryAfter: 50,
+    });
+    assert.equal((await worker.take('k', 64, 60, NOW)).remaining, 61, 'takeNow counted one');
+  });
+
   it('a new window starts a new lease', async () => {
     const { request } = primary();
     const worker = new LeasedRateLimiter(request, 2);
