@@ -110,6 +110,17 @@ function plainQuery(search: string, declared: ReadonlySet<string>): Record<strin
   return query;
 }
 
+function storedTaken(
+  request: IncomingMessage,
+  url: string,
+  stored: StoredAnswer,
+  caller: ApiKeyLookup,
+  started: number,
+): Taken {
+  const catalogueMs = performance.now() - started;
+  return { ask: stored, started, url, requestId: requestIdFor(request), caller, memo: undefined, stored, catalogueMs };
+}
+
 export class TileLane {
   readonly #services: Services;
   readonly #now: () => Date;
@@ -174,18 +185,7 @@ export class TileLane {
     if (marker === undefined || marker !== stored.catalogueMarker) return undefined;
     if (stored.day !== undefined && stored.day !== utcDate(this.#now())) return undefined;
     const caller = accounts.verifiedApiKey(stored.keyInUrl as string);
-    if (!caller) return undefined;
-    const catalogueMs = performance.now() - started;
-    return {
-      ask: stored,
-      started,
-      url,
-      requestId: requestIdFor(request),
-      caller,
-      memo: undefined,
-      stored,
-      catalogueMs,
-    };
+    return caller && storedTaken(request, url, stored, caller, started);
   }
 
   /** A repeat of a remembered request: still valid, with a key still valid, or taken afresh. */
@@ -200,16 +200,7 @@ export class TileLane {
       this.#stored.delete(url);
       return this.#take(request, url);
     }
-    return {
-      ask: stored,
-      started,
-      url,
-      requestId: requestIdFor(request),
-      caller,
-      memo: undefined,
-      stored,
-      catalogueMs: performance.now() - started,
-    };
+    return storedTaken(request, url, stored, caller, started);
   }
 
   /** Everything a route checks before its handler answers; undefined to decline. */
