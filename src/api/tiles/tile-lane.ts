@@ -1,7 +1,7 @@
 /**
- * The tile fast lane. Map clients ask for tiles by the thousand, and a stored tile costs node:http
- * a few microseconds to send, while fastify's route machinery and hooks around it cost several
- * times that (docs/benchmarks-tiles.md). So the HTTP server offers every request to the lane
+ * The tile fast lane. Map clients ask for tiles by the thousand, and sending a stored tile is all
+ * node:http has to do for most of them, while fastify's routing, hooks and reply machinery around
+ * it cost more than the sending (docs/tiles.md). So the HTTP server offers every request to the lane
  * first; the lane answers the tile requests it can answer exactly as the fastify routes
  * (tile-route.ts) would, and hands everything else to fastify untouched.
  *
@@ -156,12 +156,13 @@ export class TileLane {
       }
       const stored = this.#stored.get(url);
       const takenNow = stored && this.#takeStoredNow(request, url, stored);
+      const failed = (error: unknown) => {
+        this.log?.error({ err: error }, 'tile lane failed');
+        response.destroy();
+      };
       if (takenNow) {
-        // Usually answered before this returns: nothing to wait for (tile-lane's #answer).
-        this.#answer(request, response, takenNow).catch((error: unknown) => {
-          this.log?.error({ err: error }, 'tile lane failed');
-          response.destroy();
-        });
+        // Answered before this returns unless the rate limit has to ask the primary for a lease.
+        this.#answer(request, response, takenNow).catch(failed);
         return;
       }
       (stored ? this.#takeStored(request, url, stored) : this.#take(request, url))
@@ -170,10 +171,7 @@ export class TileLane {
           // A failure while deciding (the catalogue unreadable, say) is fastify's to answer and log.
           () => fallback(request, response),
         )
-        .catch((error: unknown) => {
-          this.log?.error({ err: error }, 'tile lane failed');
-          response.destroy();
-        });
+        .catch(failed);
     };
   }
 
