@@ -3,22 +3,9 @@
  * catalogue file is the server's database (NADIR_DATABASE), so a 1M-survey file is never copied;
  * the account and key the requests use are added to it first.
  */
-import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createServices } from '../src/composition.js';
-import { parseConfig } from '../src/config/config.js';
-import {
-  freePort,
-  removeScratch,
-  type Service,
-  scratchDir,
-  startGroup,
-  stopGroup,
-  waitForHttp,
-} from './load/processes.js';
-
-const ROOT = join(import.meta.dirname, '..');
+import { issueBenchKey, startNadirServe } from './load/nadir-serve.js';
+import { removeScratch, type Service, scratchDir } from './load/processes.js';
 
 export interface CoverageServer extends Service {
   url: string;
@@ -51,52 +38,19 @@ async function groupCpuSeconds(pid: number | undefined): Promise<number> {
   return ticks / TICKS_PER_SECOND;
 }
 
-async function issueKey(database: string, dataDir: string): Promise<string> {
-  const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir, NADIR_DATABASE: database }, dataDir));
-  try {
-    // Names are unique: every run (and every server of a run) gets its own account in the cached file.
-    const name = `bench coverage ${randomUUID()}`;
-    const account = await services.accounts.createAccount({ name, rasterSubscription: true });
-    return (await services.accounts.issueApiKey(account.id)).key;
-  } finally {
-    await services.close();
-  }
-}
-
 export async function startCoverageServer(options: CoverageServerOptions): Promise<CoverageServer> {
   const dataDir = await scratchDir('coverage-serve');
-  const apiKey = await issueKey(options.database, dataDir);
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    NADIR_DATA_DIR: dataDir,
-    NADIR_DATABASE: options.database,
-    NADIR_PORT: `${port}`,
-    NADIR_HOST: '127.0.0.1',
-    // As the issue asks: production logs warnings, not one line per request.
-    NADIR_LOG_LEVEL: 'warn',
-  };
-  if (options.workers !== undefined) env.NADIR_WORKERS = options.workers;
-  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  const started = startGroup(
-    process.execPath,
-    [...profile, join(ROOT, 'bin/nadir'), 'serve'],
-    join(dataDir, 'log'),
-    env,
-  );
-  const url = `http://127.0.0.1:${port}`;
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    // A profiled process writes its profile on the way out: give it time.
-    await stopGroup(started.child, 20_000);
-    await removeScratch(dataDir);
-  };
   try {
-    await waitForHttp(`${url}/health`, started);
+    const env = { NADIR_DATA_DIR: dataDir, NADIR_DATABASE: options.database };
+    const apiKey = await issueBenchKey(env, 'coverage');
+    const server = await startNadirServe({ ...options, env, label: 'coverage-serve' });
+    const stop = async () => {
+      await server.stop();
+      await removeScratch(dataDir);
+    };
+    return { url: server.url, apiKey, stop, cpuSeconds: () => groupCpuSeconds(server.child.pid) };
   } catch (error) {
-    await stop();
+    await removeScratch(dataDir);
     throw error;
   }
-  return { url, apiKey, stop, cpuSeconds: () => groupCpuSeconds(started.child.pid) };
 }

@@ -6,6 +6,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { startNadirServe } from '../load/nadir-serve.js';
 import {
   freePort,
   removeScratch,
@@ -15,7 +16,6 @@ import {
   stopGroup,
   waitForHttp,
 } from '../load/processes.js';
-import { ROOT } from './data.js';
 
 const run = promisify(execFile);
 
@@ -42,38 +42,17 @@ async function groupSize(pid: number | undefined): Promise<number> {
 }
 
 export async function startNadir(options: NadirServerOptions): Promise<NadirServer> {
-  const dir = await scratchDir('nadir');
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    NADIR_DATA_DIR: options.dataDir,
-    NADIR_PORT: `${port}`,
-    NADIR_HOST: '127.0.0.1',
-    NADIR_LOG_LEVEL: 'warn',
-    NADIR_TILE_CACHE_MB: `${options.tileCacheMb}`,
-  };
-  if (options.workers !== undefined) env.NADIR_WORKERS = options.workers;
-  const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
-  const started = startGroup(process.execPath, [...profile, join(ROOT, 'bin/nadir'), 'serve'], join(dir, 'log'), env);
-  const url = `http://127.0.0.1:${port}`;
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    // A generous grace: a profiled process writes its profile on the way out.
-    await stopGroup(started.child, 20_000);
-    await removeScratch(dir);
-  };
-  try {
-    await waitForHttp(`${url}/health`, started);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const { url, child, stop } = await startNadirServe({
+    env: { NADIR_DATA_DIR: options.dataDir, NADIR_TILE_CACHE_MB: `${options.tileCacheMb}` },
+    label: 'nadir',
+    workers: options.workers,
+    cpuProfileDir: options.cpuProfileDir,
+  });
   // Cluster workers may still be starting: wait until the count stops changing.
-  let processes = await groupSize(started.child.pid);
+  let processes = await groupSize(child.pid);
   for (let i = 0; i < 20; i++) {
     await new Promise((resolve) => setTimeout(resolve, 250));
-    const now = await groupSize(started.child.pid);
+    const now = await groupSize(child.pid);
     if (now === processes && i >= 3) break;
     processes = now;
   }
