@@ -7,14 +7,10 @@
  *
  * Bounded: wrk runs have deadlines; servers and scratch files go when the run ends, however it ends.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runCoverageSection } from './coverage-section.js';
-import { writeCharts } from './report/charts.js';
-import { renderSection } from './report/markdown.js';
+import { writeSectionPage } from './report/page.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -42,17 +38,9 @@ const section = await runCoverageSection(
     profile: values['no-profile'] ? false : values.profile,
   },
 );
-const markdown = `${renderSection(section, 'benchmarks', 1).replace(/^# Coverage/, '# Coverage benchmark')}
-
-Written by \`npm run bench:coverage\` (bench/coverage.ts) on ${new Date().toISOString().slice(0, 10)}; \`npm run bench\`
-puts the same section in docs/benchmarks.md with the other parts.
-`;
-if (values['no-write']) {
-  process.stdout.write(markdown);
-} else {
-  const charts = join(ROOT, 'docs/benchmarks');
-  await mkdir(charts, { recursive: true });
-  await writeCharts(section.charts, charts);
-  await writeFile(join(ROOT, 'docs/benchmarks-coverage.md'), markdown);
-  process.stderr.write('coverage: wrote docs/benchmarks-coverage.md and its charts in docs/benchmarks/\n');
-}
+await writeSectionPage(section, {
+  heading: 'Coverage benchmark',
+  command: 'npm run bench:coverage',
+  quick: values.quick,
+  print: values['no-write'],
+});

@@ -7,14 +7,10 @@
  *
  * --fresh rebuilds the survey in bench/work/raster. No network; every process it starts is stopped.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Format, runRasterSection } from './raster-section.js';
-import { writeCharts } from './report/charts.js';
-import { renderSection } from './report/markdown.js';
+import { writeSectionPage } from './report/page.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -37,17 +33,9 @@ const section = await runRasterSection(
     concurrency: values['no-concurrency'] ? false : values.concurrency,
   },
 );
-const markdown = `${renderSection(section, 'benchmarks', 1).replace(/^# Rasters/, '# Raster download benchmark')}
-
-Written by \`npm run bench:raster\` (bench/raster.ts) on ${new Date().toISOString().slice(0, 10)}; \`npm run bench\`
-puts the same section in docs/benchmarks.md with the other parts.
-`;
-if (values['no-write']) {
-  process.stdout.write(markdown);
-} else {
-  const charts = join(ROOT, 'docs/benchmarks');
-  await mkdir(charts, { recursive: true });
-  await writeCharts(section.charts, charts);
-  await writeFile(join(ROOT, 'docs/benchmarks-raster.md'), markdown);
-  process.stderr.write('raster: wrote docs/benchmarks-raster.md and its charts in docs/benchmarks/\n');
-}
+await writeSectionPage(section, {
+  heading: 'Raster download benchmark',
+  command: 'npm run bench:raster',
+  quick: values.quick,
+  print: values['no-write'],
+});

@@ -11,7 +11,7 @@
  * docs/benchmarks-tiles.md (or, with --no-write, printed).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,10 +20,9 @@ import { startMapServer } from './contenders/mapserver.js';
 import { startRasterioTiler } from './contenders/rasterio-tiler.js';
 import { startTileNginx } from './load/nginx.js';
 import { type Service, scratchDir } from './load/processes.js';
-import { writeCharts } from './report/charts.js';
-import { renderSection } from './report/markdown.js';
+import { writeSectionPage } from './report/page.js';
 import type { Section, SectionOptions } from './report/section.js';
-import { ROOT, tileData, WORK } from './tiles/data.js';
+import { tileData, WORK } from './tiles/data.js';
 import { decodeTiles, type EncoderResult, measureEncoders } from './tiles/encoders.js';
 import { measureOnce, runMatrix, type Target } from './tiles/measure.js';
 import { formatProfile, type ProfileSummary, summariseProfiles } from './tiles/profile.js';
@@ -316,25 +315,12 @@ async function main(): Promise<void> {
     },
   );
   const command = ['node --import tsx bench/tiles.ts', ...process.argv.slice(2)].join(' ');
-  if (values['no-write']) process.stdout.write(tilesPage(section, command, values.quick));
-  else await writeTilesPage(section, command, values.quick);
-}
-
-function tilesPage(section: Section, command: string, quick: boolean): string {
-  return `${renderSection(section, 'benchmarks', 1).replace(/^# Map tiles/, '# Map tile benchmark')}
-
-Written by \`${command}\` on ${new Date().toISOString().slice(0, 10)}${quick ? ' (a quick development run: short, one round)' : ''}.
-\`npm run bench\` writes this page and puts the same section in [benchmarks.md](benchmarks.md) with the other parts.
-`;
+  await writeTilesPage(section, command, values.quick, values['no-write']);
 }
 
 /** docs/benchmarks-tiles.md and the section's charts in docs/benchmarks/. */
-export async function writeTilesPage(section: Section, command: string, quick: boolean): Promise<void> {
-  const charts = join(ROOT, 'docs/benchmarks');
-  await mkdir(charts, { recursive: true });
-  await writeCharts(section.charts, charts);
-  await writeFile(join(ROOT, 'docs/benchmarks-tiles.md'), tilesPage(section, command, quick));
-  process.stderr.write('tiles: wrote docs/benchmarks-tiles.md and its charts in docs/benchmarks/\n');
+export function writeTilesPage(section: Section, command: string, quick: boolean, print = false): Promise<void> {
+  return writeSectionPage(section, { heading: 'Map tile benchmark', command, quick, print });
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
