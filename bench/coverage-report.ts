@@ -2,24 +2,10 @@
 import type { CoverageRaw, HttpFigures, SizeResult } from './coverage-section.js';
 import { formatNumber } from './report/markdown.js';
 import { type Chart, type Goal, goal, type Point, type Section, type Table } from './report/section.js';
+import { type Spread, spread } from './report/spread.js';
 
 const GOAL_P99_MS = 10;
 const GOAL_SURVEYS = 1e6;
-
-interface Spread {
-  median: number;
-  low: number;
-  high: number;
-}
-
-function spread(values: number[]): Spread {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return { median: Number.NaN, low: Number.NaN, high: Number.NaN };
-  const middle = Math.floor(sorted.length / 2);
-  const median =
-    sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-  return { median, low: sorted[0] as number, high: sorted.at(-1) as number };
-}
 
 /** "633 (601-650)": the median, and the range over rounds when there was more than one. */
 function withRange(s: Spread, rounds: number): string {

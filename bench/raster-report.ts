@@ -3,6 +3,7 @@
 import type { Agreement, CaseResult, Contender, Format, RasterRaw } from './raster-section.js';
 import { formatNumber } from './report/markdown.js';
 import { type Chart, type Goal, goal, type Section, type Series, type Table } from './report/section.js';
+import { type Spread, spread } from './report/spread.js';
 
 const GOAL_RATIO = 1.0;
 const GOAL_RATIO_SIZES = [2000, 5000];
@@ -15,21 +16,6 @@ const NAMES: Record<Contender, string> = {
   gdalTuned: 'GDAL CLI tuned',
   rasterio: 'rasterio',
 };
-
-interface Spread {
-  median: number;
-  low: number;
-  high: number;
-}
-
-function spread(values: number[]): Spread {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return { median: Number.NaN, low: Number.NaN, high: Number.NaN };
-  const middle = Math.floor(sorted.length / 2);
-  const median =
-    sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-  return { median, low: sorted[0] as number, high: sorted.at(-1) as number };
-}
 
 const seconds = (c: CaseResult, who: Contender) => spread(c.samples[who].map((s) => s.ms / 1000));
 const peak = (c: CaseResult, who: Contender) => spread(c.samples[who].map((s) => s.peakMb));
