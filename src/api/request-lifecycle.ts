@@ -21,7 +21,11 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** fastify `genReqId`: the caller's `X-Request-Id` when sane, else a fresh UUID. */
 export function requestIdFor(request: IncomingMessage): string {
-  const incoming = request.headers['x-request-id'];
+  return requestIdOf(request.headers['x-request-id']);
+}
+
+/** The id for a request whose `X-Request-Id` header (if any) is `incoming`. */
+export function requestIdOf(incoming: string | string[] | undefined): string {
   return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 

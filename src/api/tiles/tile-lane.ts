@@ -28,7 +28,8 @@ import type { RenderedTile, TileFormat } from '../../tiles/tile-renderer.js';
 import { apiKeyOf } from '../auth.js';
 import { failureFromError } from '../error-table.js';
 import { redactUrl } from '../log-safety.js';
-import { accessLogEnabled, CORS_HEADERS, requestIdFor } from '../request-lifecycle.js';
+import { rawHeader } from '../raw-header.js';
+import { accessLogEnabled, CORS_HEADERS, requestIdOf } from '../request-lifecycle.js';
 import type { ServerState } from '../system-routes.js';
 import {
   cacheControlOf,
@@ -118,7 +119,16 @@ function storedTaken(
   started: number,
 ): Taken {
   const catalogueMs = performance.now() - started;
-  return { ask: stored, started, url, requestId: requestIdFor(request), caller, memo: undefined, stored, catalogueMs };
+  return {
+    ask: stored,
+    started,
+    url,
+    requestId: requestIdOf(rawHeader(request, 'x-request-id')),
+    caller,
+    memo: undefined,
+    stored,
+    catalogueMs,
+  };
 }
 
 export class TileLane {
@@ -230,7 +240,7 @@ export class TileLane {
     }
     const { accounts, catalogue, tiles } = this.#services;
     const catalogueMarker = await tiles.candidates.marker();
-    const key = apiKeyOf(query.apikey, request.headers.authorization);
+    const key = apiKeyOf(query.apikey, rawHeader(request, 'authorization', true));
     const caller = key === undefined ? undefined : await accounts.lookupApiKey(key);
     if (!caller) return undefined;
 
@@ -257,7 +267,7 @@ export class TileLane {
       },
       started,
       url,
-      requestId: requestIdFor(request),
+      requestId: requestIdOf(rawHeader(request, 'x-request-id')),
       caller,
       memo,
       stored: undefined,
@@ -288,7 +298,7 @@ export class TileLane {
       const { ask } = taken;
       const cacheControl = cacheControlOf(ask.keyInUrl !== undefined, ask.maxAge);
       const etag = taken.stored?.etag ?? etagOf(taken.memo as MemoPlan, ask.type, ask.format);
-      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) {
+      if (matchesIfNoneMatch(rawHeader(request, 'if-none-match'), etag)) {
         headers.push('etag', etag, 'cache-control', cacheControl);
         this.#send(request, response, 304, headers, timings, taken, undefined);
         return;
