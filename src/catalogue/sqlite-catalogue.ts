@@ -63,6 +63,15 @@ const MIGRATIONS = [
      FROM surveys;
    DROP TABLE surveys;
    ALTER TABLE surveys_listed RENAME TO surveys;`,
+  // A count of the catalogue's own changes, whoever makes them: SQLite's data_version moves on
+  // every other connection's commit to the file, usage counts included, and a tile server that
+  // forgot its remembered tiles at each of those (every few seconds under --workers) kept
+  // redrawing them. A migration that rebuilds `surveys` must create these triggers again.
+  `CREATE TABLE catalogue_changes (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
+   INSERT INTO catalogue_changes (id, changes) VALUES (1, 0);
+   CREATE TRIGGER surveys_inserted AFTER INSERT ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;
+   CREATE TRIGGER surveys_updated AFTER UPDATE ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;
+   CREATE TRIGGER surveys_deleted AFTER DELETE ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;`,
 ];
 
 /**
@@ -104,6 +113,9 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   /** PRAGMA data_version only moves for other connections' commits; this counts our own. */
   #ownWrites = 0;
   #dataVersion: Statement | undefined;
+  #seenDataVersion = -1;
+  /** catalogue_changes as last read. */
+  #changes = 0;
   readonly #statements;
 
   constructor(db: SqliteDatabase) {
@@ -241,8 +253,21 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   }
 
   async changeMarker(): Promise<string> {
+    return this.changeMarkerNow();
+  }
+
+  /**
+   * data_version is the cheap question (has any other connection committed?); only when it moved
+   * is the catalogue's own change count read, so other tables' writes leave the marker alone.
+   */
+  changeMarkerNow(): string {
     this.#dataVersion ??= this.#db.prepare('PRAGMA data_version').pluck();
-    return `${this.#dataVersion.get()}:${this.#ownWrites}`;
+    const dataVersion = this.#dataVersion.get() as number;
+    if (dataVersion !== this.#seenDataVersion) {
+      this.#seenDataVersion = dataVersion;
+      this.#changes = this.#db.prepare('SELECT changes FROM catalogue_changes').pluck().get() as number;
+    }
+    return `${this.#changes}:${this.#ownWrites}`;
   }
 
   async ping(): Promise<void> {

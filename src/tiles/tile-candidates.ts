@@ -80,8 +80,15 @@ export class TileCandidates {
   /** The catalogue's change marker, asked at most once per turn of the event loop. */
   marker(): Promise<string> {
     if (!this.#markerThisTurn) {
-      const asked = this.#catalogue.changeMarker();
+      let now: string | undefined;
+      try {
+        now = this.#catalogue.changeMarkerNow?.();
+      } catch {
+        // Asked again the slow way, whose failure its callers handle.
+      }
+      const asked = now === undefined ? this.#catalogue.changeMarker() : Promise.resolve(now);
       this.#markerThisTurn = asked;
+      this.#markerNow = now;
       asked.then(
         (marker) => {
           if (this.#markerThisTurn === asked) this.#markerNow = marker;
@@ -96,8 +103,12 @@ export class TileCandidates {
     return this.#markerThisTurn;
   }
 
-  /** The marker when it has already been read in this turn of the event loop, else undefined. */
+  /**
+   * The marker without waiting: read in this turn of the event loop already, or readable at once
+   * from the catalogue; undefined when only marker() can tell.
+   */
   markerNow(): string | undefined {
+    if (this.#markerThisTurn === undefined && this.#catalogue.changeMarkerNow) void this.marker();
     return this.#markerNow;
   }
 

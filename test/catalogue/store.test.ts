@@ -134,7 +134,7 @@ describe('SqliteSurveyCatalogue in a file', () => {
     assert.deepEqual(ids(await second.search({ ...everything, area: box(1.4, 1.4, 1.6, 1.6) })), ['s1']);
     assert.equal(await second.reserveVersion('s1'), 3);
     const migrations = db.prepare("SELECT version FROM schema_migrations WHERE module = 'catalogue'").all();
-    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }]);
+    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     await second.close();
   });
 
@@ -212,5 +212,40 @@ describe('SqliteSurveyCatalogue in a file', () => {
     assert.equal((await b.get('x'))?.version, 3);
     await a.close();
     await b.close();
+  });
+});
+
+describe('SqliteSurveyCatalogue change marker', () => {
+  it('moves when another connection changes surveys, not when it writes other tables', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nadir-marker-'));
+    try {
+      const path = join(dir, 'nadir.sqlite');
+      const server = new SqliteSurveyCatalogue(openSqlite(path));
+      const ingest = new SqliteSurveyCatalogue(openSqlite(path));
+      const other = openSqlite(path);
+      other.exec('CREATE TABLE unrelated (n INTEGER)');
+      const start = server.changeMarkerNow();
+      other.prepare('INSERT INTO unrelated (n) VALUES (1)').run();
+      assert.equal(server.changeMarkerNow(), start, 'a commit to another table');
+      await ingest.put(survey('s1'));
+      const afterPut = server.changeMarkerNow();
+      assert.notEqual(afterPut, start, 'a survey put by another connection');
+      assert.equal(await server.changeMarker(), afterPut);
+      other.prepare('INSERT INTO unrelated (n) VALUES (2)').run();
+      assert.equal(server.changeMarkerNow(), afterPut);
+      await ingest.put(survey('s1', { version: 2 }));
+      const afterReplace = server.changeMarkerNow();
+      assert.notEqual(afterReplace, afterPut, 'a survey replaced');
+      await ingest.delete('s1');
+      assert.notEqual(server.changeMarkerNow(), afterReplace, 'a survey deleted');
+      const own = server.changeMarkerNow();
+      await server.put(survey('s2'));
+      assert.notEqual(server.changeMarkerNow(), own, 'its own put');
+      other.close();
+      await ingest.close();
+      await server.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
