@@ -239,21 +239,21 @@ export class SqliteAccountStore implements AccountStore {
     return `${this.#dataVersion}:${this.#ownWrites}`;
   }
 
+  /** SQLite answers without waiting, so this is lookupApiKey itself, unwrapped. */
   verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined {
-    const cached = this.#verifiedKeys.get(presentedKey);
-    return cached?.marker === this.#marker() ? cached.lookup : undefined;
-  }
-
-  async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     const marker = this.#marker();
     const cached = this.#verifiedKeys.get(presentedKey);
     if (cached?.marker === marker) return cached.lookup;
-    const found = await this.#lookupApiKeyRow(presentedKey);
+    const found = this.#lookupApiKeyRow(presentedKey);
     if (found) this.#verifiedKeys.set(presentedKey, { lookup: found, marker });
     return found;
   }
 
-  async #lookupApiKeyRow(presentedKey: string): Promise<ApiKeyLookup | undefined> {
+  async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
+    return this.verifiedApiKey(presentedKey);
+  }
+
+  #lookupApiKeyRow(presentedKey: string): ApiKeyLookup | undefined {
     const keyId = keyIdOfApiKey(presentedKey);
     if (keyId === undefined) return undefined;
     const keyRow = this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
@@ -261,7 +261,8 @@ export class SqliteAccountStore implements AccountStore {
     if (!keyRow || !apiKeyMatchesHash(presentedKey, keyRow.key_hash) || keyRow.revoked_at) {
       return undefined;
     }
-    const account = await this.getAccount(keyRow.account_id);
+    const row = this.#statement('SELECT * FROM accounts WHERE id = ?').get(keyRow.account_id) as AccountRow | undefined;
+    const account = row ? accountFromRow(row) : undefined;
     if (!account || account.disabled) return undefined;
     return { account, keyId };
   }

@@ -98,8 +98,9 @@ export interface AccountStore {
   /** undefined for malformed, unknown or revoked keys, and for keys of disabled accounts. */
   lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined>;
   /**
-   * lookupApiKey's answer when this process has verified the key since anything changed, known
-   * without a query; undefined otherwise (then ask lookupApiKey). For the hottest path, tiles.
+   * lookupApiKey's answer when it is known without waiting: the key verified by this process
+   * since anything changed, or, for a store that reads without waiting (SQLite), looked up now.
+   * undefined otherwise: then ask lookupApiKey. For the hottest path, tiles.
    */
   verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined;
 

@@ -172,16 +172,19 @@ describe('API key lookups are remembered, but never past a change', () => {
     await store.close();
   });
 
-  it('verifiedApiKey answers from memory only for a key verified since the last change', async () => {
+  it("verifiedApiKey gives lookupApiKey's answer without waiting, before and after changes", async () => {
     const { dir, cleanup } = makeTempDir();
     const store = SqliteAccountStore.open(join(dir, 'accounts.sqlite'));
     const account = await store.createAccount({ name: 'Acme' });
     const issued = await store.issueApiKey(account.id);
-    assert.equal(store.verifiedApiKey(issued.key), undefined, 'not verified yet');
-    const found = await store.lookupApiKey(issued.key);
-    assert.deepEqual(store.verifiedApiKey(issued.key), found);
+    const found = store.verifiedApiKey(issued.key);
+    assert.equal(found?.account.id, account.id, 'looked up at once, never verified before');
+    assert.deepEqual(await store.lookupApiKey(issued.key), found);
+    assert.equal(store.verifiedApiKey(`${issued.key.slice(0, -1)}x`), undefined, 'a wrong secret');
+    await store.setTileRateLimit(account.id, 7, 60);
+    assert.equal(store.verifiedApiKey(issued.key)?.account.tileRateLimit, 7, 'a change is seen at once');
     await store.revokeApiKey(issued.id);
-    assert.equal(store.verifiedApiKey(issued.key), undefined, 'a change forgets what was verified');
+    assert.equal(store.verifiedApiKey(issued.key), undefined, 'a revoked key');
     assert.equal(await store.lookupApiKey(issued.key), undefined);
     await store.close();
     cleanup();
