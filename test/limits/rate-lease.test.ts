@@ -75,3 +75,27 @@ describe('LeasedRateLimiter', () => {
     assert.deepEqual(remaining, [4, 3, 2, 1, 0]);
   });
 });
+
+describe('LeasedRateLimiter asks for the next lease early', () => {
+  it('a steady stream of takeNow calls is decided at once, the primary answering between turns', async () => {
+    const { request, messages } = primary();
+    const limit = 64_000;
+    const worker = new LeasedRateLimiter(request, 1);
+    await worker.take('k', limit, 60, NOW);
+    let undecided = 0;
+    let allowed = 1;
+    // 40 turns of 100 requests: four leases' worth, never waiting for one.
+    for (let turn = 0; turn < 40; turn++) {
+      for (let i = 0; i < 100; i++) {
+        const decision = worker.takeNow('k', limit, 60, NOW);
+        if (decision === undefined) undecided++;
+        else if (decision.allowed) allowed++;
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(undecided, 0);
+    assert.equal(allowed, 4001);
+    assert.ok(messages() <= 12, `${messages()} leases for ${allowed} requests`);
+    assert.equal((await worker.take('k', limit, 60, NOW)).remaining, limit - 4002, 'the count is exact');
+  });
+});
