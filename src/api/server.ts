@@ -10,6 +10,7 @@ import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
+import { SocketLane } from './tiles/socket-lane.js';
 import { TileLane } from './tiles/tile-lane.js';
 import { registerTileRoutes } from './tiles/tile-route.js';
 
@@ -28,14 +29,16 @@ export async function buildServer(services: Services, options: BuildServerOption
   const state: ServerState = { draining: false };
   const now = options.now ?? (() => new Date());
   const lane = new TileLane(services, now, state);
+  let socketLane: SocketLane | undefined;
   const app = Fastify({
-    // Tile requests meet the fast lane before fastify (tile-lane.ts says why); the server is
-    // otherwise the one fastify would make itself.
+    // Tile requests meet the fast lanes before fastify (tile-lane.ts and socket-lane.ts say why);
+    // the server is otherwise the one fastify would make itself.
     serverFactory: (handler, settings) => {
       const server = createServer(lane.handler(handler));
       server.keepAliveTimeout = settings.keepAliveTimeout as number;
       server.requestTimeout = settings.requestTimeout as number;
       server.setTimeout(settings.connectionTimeout as number);
+      socketLane = SocketLane.install(server, (head) => lane.answerFromSocket(head));
       return server;
     },
     logger: loggerOptions(services.config.logLevel, options.logStream),
@@ -56,6 +59,8 @@ export async function buildServer(services: Services, options: BuildServerOption
   lane.log = app.log;
   app.addHook('preClose', async () => {
     state.draining = true;
+    // node:http closes its idle connections itself; those still with the socket lane are closed here.
+    socketLane?.closeIdle();
   });
   // A request in flight when shutdown begins must not leave its keep-alive connection open
   // after it is answered: close() would then wait for the client's idle timeout.

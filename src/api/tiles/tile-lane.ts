@@ -21,6 +21,7 @@ import { TILE_TYPES, type TileType } from '../../catalogue/survey.js';
 import type { Services } from '../../composition.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TileCoord } from '../../geo/web-mercator.js';
+import type { RateDecision } from '../../limits/rate-limiter.js';
 import { rotationFor } from '../../tiles/panorama.js';
 import { freshPlan, type MemoPlan } from '../../tiles/plan-memo.js';
 import { candidateOf, type TileFilter } from '../../tiles/tile-candidates.js';
@@ -31,6 +32,8 @@ import { redactUrl } from '../log-safety.js';
 import { rawHeader } from '../raw-header.js';
 import { accessLogEnabled, CORS_HEADERS, requestIdOf } from '../request-lifecycle.js';
 import type { ServerState } from '../system-routes.js';
+import type { RequestHead } from './request-head.js';
+import type { SocketAnswer } from './socket-lane.js';
 import {
   cacheControlOf,
   etagOf,
@@ -112,7 +115,7 @@ function plainQuery(search: string, declared: ReadonlySet<string>): Record<strin
 }
 
 function storedTaken(
-  request: IncomingMessage,
+  incomingId: string | undefined,
   url: string,
   stored: StoredAnswer,
   caller: ApiKeyLookup,
@@ -123,12 +126,42 @@ function storedTaken(
     ask: stored,
     started,
     url,
-    requestId: requestIdOf(rawHeader(request, 'x-request-id')),
+    requestId: requestIdOf(incomingId),
     caller,
     memo: undefined,
     stored,
     catalogueMs,
   };
+}
+
+function rateLimitPairs(headers: string[], decision: RateDecision): void {
+  headers.push(
+    'x-ratelimit-limit',
+    String(decision.limit),
+    'x-ratelimit-remaining',
+    String(decision.remaining),
+    'x-ratelimit-reset',
+    String(decision.resetAt),
+  );
+}
+
+function notModified(headers: string[], etag: string, cacheControl: string): void {
+  headers.push('etag', etag, 'cache-control', cacheControl);
+}
+
+/** Adds Server-Timing (saying which way the answer went) and Content-Length; returns the duration. */
+function completeHeaders(
+  headers: string[],
+  timings: string[],
+  taken: Taken,
+  body: Buffer | undefined,
+  via: string,
+): number {
+  const durationMs = performance.now() - taken.started;
+  timings.push(via, `total;dur=${durationMs.toFixed(2)}`);
+  headers.push('server-timing', timings.join(', '));
+  if (body) headers.push('content-length', String(body.byteLength));
+  return durationMs;
 }
 
 export class TileLane {
@@ -165,7 +198,7 @@ export class TileLane {
         return;
       }
       const stored = this.#stored.get(url);
-      const takenNow = stored && this.#takeStoredNow(request, url, stored);
+      const takenNow = stored && this.#takeStoredNow(url, stored, rawHeader(request, 'x-request-id'));
       const failed = (error: unknown) => {
         this.log?.error({ err: error }, 'tile lane failed');
         response.destroy();
@@ -185,15 +218,48 @@ export class TileLane {
     };
   }
 
+  /**
+   * The socket lane's answerer (socket-lane.ts): a remembered tile whose key is valid and within
+   * its rate limit, all known without waiting, answered as #answer would answer it; otherwise
+   * undefined, and the request goes the usual way, with nothing counted.
+   */
+  answerFromSocket(head: RequestHead): SocketAnswer | undefined {
+    if (this.#state.draining) return undefined;
+    const stored = this.#stored.get(head.target);
+    const taken = stored && this.#takeStoredNow(head.target, stored, head.xRequestId);
+    if (!taken) return undefined;
+    const { account, keyId } = taken.caller;
+    const now = this.#now();
+    const decision = this.#services.rateLimiter.takeNow(keyId, account.tileRateLimit, account.tileRateInterval, now);
+    if (!decision?.allowed) return undefined;
+    const headers: string[] = ['x-request-id', taken.requestId, ...STANDARD_HEADERS];
+    const timings = [`catalogue;dur=${taken.catalogueMs.toFixed(2)}`];
+    rateLimitPairs(headers, decision);
+    const { etag, rendered, keyInUrl, maxAge } = taken.stored as StoredAnswer;
+    const cacheControl = cacheControlOf(keyInUrl !== undefined, maxAge);
+    let status = 304;
+    let body: Buffer | undefined;
+    if (matchesIfNoneMatch(head.ifNoneMatch, etag)) notModified(headers, etag, cacheControl);
+    else {
+      status = 200;
+      body = rendered.body;
+      timings.push('render;dur=0.00');
+      this.#tile(headers, timings, etag, cacheControl, rendered, account.id, now);
+    }
+    const durationMs = completeHeaders(headers, timings, taken, body, 'lane;dur=0, socket;dur=0');
+    this.#logAccess('GET', head.target, taken.requestId, status, durationMs);
+    return { status, headers, body };
+  }
+
   /** #takeStored when everything it checks is known without waiting; undefined otherwise. */
-  #takeStoredNow(request: IncomingMessage, url: string, stored: StoredAnswer): Taken | undefined {
+  #takeStoredNow(url: string, stored: StoredAnswer, incomingId: string | undefined): Taken | undefined {
     const started = performance.now();
     const { accounts, tiles } = this.#services;
     const marker = tiles.candidates.markerNow();
     if (marker === undefined || marker !== stored.catalogueMarker) return undefined;
     if (stored.day !== undefined && stored.day !== utcDate(this.#now())) return undefined;
     const caller = accounts.verifiedApiKey(stored.keyInUrl as string);
-    return caller && storedTaken(request, url, stored, caller, started);
+    return caller && storedTaken(incomingId, url, stored, caller, started);
   }
 
   /** A repeat of a remembered request: still valid, with a key still valid, or taken afresh. */
@@ -208,7 +274,7 @@ export class TileLane {
       this.#stored.delete(url);
       return this.#take(request, url);
     }
-    return storedTaken(request, url, stored, caller, started);
+    return storedTaken(rawHeader(request, 'x-request-id'), url, stored, caller, started);
   }
 
   /** Everything a route checks before its handler answers; undefined to decline. */
@@ -286,20 +352,13 @@ export class TileLane {
       const { tileRateLimit: limit, tileRateInterval: interval } = account;
       const decision =
         rateLimiter.takeNow(keyId, limit, interval, now) ?? (await rateLimiter.take(keyId, limit, interval, now));
-      headers.push(
-        'x-ratelimit-limit',
-        String(decision.limit),
-        'x-ratelimit-remaining',
-        String(decision.remaining),
-        'x-ratelimit-reset',
-        String(decision.resetAt),
-      );
+      rateLimitPairs(headers, decision);
       if (!decision.allowed) throw rateLimited(decision, account.tileRateInterval);
       const { ask } = taken;
       const cacheControl = cacheControlOf(ask.keyInUrl !== undefined, ask.maxAge);
       const etag = taken.stored?.etag ?? etagOf(taken.memo as MemoPlan, ask.type, ask.format);
       if (matchesIfNoneMatch(rawHeader(request, 'if-none-match'), etag)) {
-        headers.push('etag', etag, 'cache-control', cacheControl);
+        notModified(headers, etag, cacheControl);
         this.#send(request, response, 304, headers, timings, taken, undefined);
         return;
       }
@@ -310,10 +369,7 @@ export class TileLane {
         headers.push('cache-control', cacheControl);
         throw noImagery(ask.tile);
       }
-      timings.push(rendered.passThrough ? 'passthrough;dur=0' : 'composite;dur=0');
-      this.#services.tileUsage.count(account.id, usageMonthOf(now));
-      headers.push('etag', etag, 'cache-control', cacheControl, 'content-type', rendered.contentType);
-      headers.push('x-survey-ids', rendered.surveyIds.join(','));
+      this.#tile(headers, timings, etag, cacheControl, rendered, account.id, now);
       this.#send(request, response, 200, headers, timings, taken, rendered.body);
     } catch (error) {
       // Nobody is listening: nothing to answer, and not a server fault worth an error line.
@@ -351,26 +407,34 @@ export class TileLane {
     taken: Taken,
     body: Buffer | undefined,
   ): void {
-    const durationMs = performance.now() - taken.started;
-    // Which way the request went, for whoever compares answers (and the tests).
-    timings.push('lane;dur=0', `total;dur=${durationMs.toFixed(2)}`);
-    headers.push('server-timing', timings.join(', '));
-    if (body) headers.push('content-length', String(body.byteLength));
+    const durationMs = completeHeaders(headers, timings, taken, body, 'lane;dur=0');
     response.writeHead(status, headers);
     response.end(body);
-    // The access-log line of request-lifecycle.ts, for the requests fastify never sees.
-    if (this.log && accessLogEnabled(this.log)) {
-      const { method, url = '' } = request;
-      this.log.info(
-        {
-          requestId: taken.requestId,
-          method,
-          url: redactUrl(url),
-          statusCode: status,
-          durationMs: Number(durationMs.toFixed(2)),
-        },
-        'request',
-      );
-    }
+    this.#logAccess(request.method, request.url, taken.requestId, status, durationMs);
+  }
+
+  /** The tile's own headers and timings, and its count for `nadir accounts usage`. */
+  #tile(
+    headers: string[],
+    timings: string[],
+    etag: string,
+    cacheControl: string,
+    rendered: RenderedTile,
+    accountId: string,
+    now: Date,
+  ): void {
+    timings.push(rendered.passThrough ? 'passthrough;dur=0' : 'composite;dur=0');
+    this.#services.tileUsage.count(accountId, usageMonthOf(now));
+    headers.push('etag', etag, 'cache-control', cacheControl, 'content-type', rendered.contentType);
+    headers.push('x-survey-ids', rendered.surveyIds.join(','));
+  }
+
+  /** The access-log line of request-lifecycle.ts, for the requests fastify never sees. */
+  #logAccess(method: string | undefined, url = '', requestId: string, statusCode: number, durationMs: number): void {
+    if (!this.log || !accessLogEnabled(this.log)) return;
+    this.log.info(
+      { requestId, method, url: redactUrl(url), statusCode, durationMs: Number(durationMs.toFixed(2)) },
+      'request',
+    );
   }
 }
