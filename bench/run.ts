@@ -112,10 +112,14 @@ async function writeReport(results: Results, resultsFile: string): Promise<void>
 async function render(file: string): Promise<number> {
   const results = JSON.parse(await readFile(file, 'utf8')) as Results;
   const { tilesSection } = await import('./tiles/report.js');
+  const { writeTilesPage } = await import('./tiles.js');
   for (const entry of results.sections) {
-    if (entry.section.id === 'tiles')
-      entry.section = tilesSection(entry.section.raw as Parameters<typeof tilesSection>[0]);
+    if (entry.section.id !== 'tiles') continue;
+    entry.section = tilesSection(entry.section.raw as Parameters<typeof tilesSection>[0]);
+    // The tile page and the results file carry the same words as the report.
+    await writeTilesPage(entry.section, results.command, results.quick);
   }
+  await writeFile(file, `${JSON.stringify(results, null, 1)}\n`);
   await writeReport(results, file.replace(`${ROOT}/`, ''));
   return 0;
 }

@@ -138,10 +138,11 @@ function readings(view: View): string[] {
   };
   const lines = [
     `At ${c} connections nadir's pass-through answers ${f(rps('nadir-pass'))} tiles/s, ` +
-      `${pct(rps('nadir-pass'), rps('nginx'))} of nginx's ${f(rps('nginx'))} for the same bytes; the bare Node server, ` +
-      `one event loop with nothing to do but answer, reaches ${f(rps('bare-node'))}. So the pass-through runs at ` +
-      `${pct(rps('nadir-pass'), rps('bare-node'))} of what one Node process can send here, and nginx (2 workers, ` +
-      `sendfile, no JavaScript) is ${times(rps('nginx'), rps('bare-node'))} x that single-process ceiling.`,
+      `${pct(rps('nadir-pass'), rps('nginx'))} of nginx's ${f(rps('nginx'))} for the same bytes; the bare node:http ` +
+      `server, one event loop with nothing to do but answer, reaches ${f(rps('bare-node'))}. nadir answers these ` +
+      `repeats on the socket, without node:http (docs/tiles.md), at ${pct(rps('nadir-pass'), rps('bare-node'))} of ` +
+      `that node:http ceiling, and nginx (2 workers, sendfile, no JavaScript) is ` +
+      `${times(rps('nginx'), rps('bare-node'))} x it.`,
     `Tails at ${c} connections, p99 / p50: nadir pass-through ${tail('nadir-pass')}, composite jpg ${tail('nadir-jpg')}, ` +
       `composite png ${tail('nadir-png')}; nginx ${tail('nginx')}, bare Node ${tail('bare-node')}, ` +
       `MapServer composite jpg ${tail('mapserver-jpg')}.`,
@@ -154,8 +155,8 @@ function readings(view: View): string[] {
       `on average, and a p99 within 50 ms at ${c} connections needs at least ${f((c / 50) * 1000)} tiles/s whatever ` +
       `the server. At 8 connections png runs at ${f(view.at('nadir-png', 8)?.rps?.median ?? null)} tiles/s with a ` +
       `p99 of ${f(view.at('nadir-png', 8)?.p99?.median ?? null)} ms.`,
-    `Revalidation (304) runs at ${f(rps('nadir-304'))} requests/s: authentication, rate limit, catalogue lookup and ` +
-      'plan, and no pixel at all.',
+    `Revalidation (304) runs at ${f(rps('nadir-304'))} requests/s: the key verified and counted, the catalogue's ` +
+      'change marker checked against the remembered answer, and no pixel at all.',
     `Composites: nadir draws ${f(rps('nadir-jpg'))} jpg and ${f(rps('nadir-png'))} png tiles/s from the two surveys; ` +
       `from the same COGs rasterio draws ${f(rps('rasterio-jpg'))} and ${f(rps('rasterio-png'))}, MapServer ` +
       `${f(rps('mapserver-jpg'))} and ${f(rps('mapserver-png'))}, each in one process per core. From one COG (the ` +
