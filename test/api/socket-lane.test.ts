@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type ApiFixture, createKey, realdataMissing, startApi } from './helpers.js';
 import { exchange, type RawResponse, request } from './raw-http.js';
-import { ingestRealdataSurvey } from './tiles-fixture.js';
+import { ingestRealdataSurvey, tileGrid } from './tiles-fixture.js';
 
 /** Headers that differ between any two answers, whoever gives them. */
 const VARYING = new Set(['x-request-id', 'server-timing', 'date', 'x-ratelimit-remaining']);
@@ -40,9 +40,7 @@ describe('socket lane', { skip: realdataMissing }, () => {
     const asset = survey.assets.Vert;
     assert.ok(asset);
     const z = asset.maxZoom;
-    const size = (2 * 20037508.342789244) / 2 ** z;
-    const column = (x: number) => Math.floor((x + 20037508.342789244) / size);
-    const row = (y: number) => Math.floor((20037508.342789244 - y) / size);
+    const { column, row } = tileGrid(z);
     for (let y = row(asset.bounds.maxY); y <= row(asset.bounds.minY) && !(stored && partial); y++) {
       for (let x = column(asset.bounds.minX); x <= column(asset.bounds.maxX); x++) {
         const r = await api.get(`/tiles/v3/Vert/${z}/${x}/${y}.img?apikey=${key}`);

@@ -13,6 +13,7 @@ import { TileLane } from '../../src/api/tiles/tile-lane.js';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { REALDATA, writeManifest } from '../support/fixtures.js';
 import { type ApiFixture, createKey, realdataMissing, startApi } from './helpers.js';
+import { tileGrid } from './tiles-fixture.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 /** Headers that differ between any two answers, whoever gives them. */
@@ -63,9 +64,7 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
     const asset = survey.assets.Vert;
     assert.ok(asset);
     const z = asset.maxZoom;
-    const size = (2 * 20037508.342789244) / 2 ** z;
-    const column = (x: number) => Math.floor((x + 20037508.342789244) / size);
-    const row = (y: number) => Math.floor((20037508.342789244 - y) / size);
+    const { column, row } = tileGrid(z);
     const { minX, minY, maxX, maxY } = asset.bounds;
     const middleRow = row((minY + maxY) / 2);
     inside = `${z}/${column((minX + maxX) / 2)}/${middleRow}`;

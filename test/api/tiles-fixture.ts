@@ -26,3 +26,10 @@ export async function ingestRealdataSurvey(
   });
   return services.ingestor.ingestManifestFile(manifest);
 }
+
+/** The map tile column and row of EPSG:3857 coordinates at zoom `z`. */
+export function tileGrid(z: number): { column: (x: number) => number; row: (y: number) => number } {
+  const half = 20037508.342789244;
+  const size = (2 * half) / 2 ** z;
+  return { column: (x) => Math.floor((x + half) / size), row: (y) => Math.floor((half - y) / size) };
+}

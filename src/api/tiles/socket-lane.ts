@@ -161,14 +161,19 @@ class Connection {
     this.#handOver = handOver;
   }
 
+  /** Every listener the lane puts on the socket, so that leaving takes them all off. */
+  readonly #listeners: [string, Parameters<NodeJS.EventEmitter['on']>[1]][] = [
+    ['data', this.#onData],
+    ['drain', this.#onDrain],
+    ['end', this.#onEnd],
+    ['timeout', this.#onTimeout],
+    ['error', this.#onError],
+    ['close', this.#onClose],
+  ];
+
   start(): void {
     const socket = this.#socket;
-    socket.on('data', this.#onData);
-    socket.on('drain', this.#onDrain);
-    socket.on('end', this.#onEnd);
-    socket.on('timeout', this.#onTimeout);
-    socket.on('error', this.#onError);
-    socket.on('close', this.#onClose);
+    for (const [event, listener] of this.#listeners) socket.on(event, listener);
     // node:http allows this long for a request head; after an answer, keepAliveTimeout applies.
     socket.setTimeout(this.#server.headersTimeout);
   }
@@ -234,13 +239,7 @@ class Connection {
     if (this.#done) return;
     this.#done = true;
     this.#pending = undefined;
-    const socket = this.#socket;
-    socket.removeListener('data', this.#onData);
-    socket.removeListener('drain', this.#onDrain);
-    socket.removeListener('end', this.#onEnd);
-    socket.removeListener('timeout', this.#onTimeout);
-    socket.removeListener('error', this.#onError);
-    socket.removeListener('close', this.#onClose);
+    for (const [event, listener] of this.#listeners) this.#socket.removeListener(event, listener);
     this.finished();
   }
 }
