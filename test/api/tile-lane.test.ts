@@ -13,7 +13,7 @@ import { TileLane } from '../../src/api/tiles/tile-lane.js';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { REALDATA, writeManifest } from '../support/fixtures.js';
 import { type ApiFixture, createKey, realdataMissing, startApi } from './helpers.js';
-import { tileGrid } from './tiles-fixture.js';
+import { ingestRealdataSurvey, tileGrid } from './tiles-fixture.js';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 /** Headers that differ between any two answers, whoever gives them. */
@@ -156,15 +156,10 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
     assert.equal(before.headers.get('x-survey-ids'), survey.id);
     // A rotated copy of the same raster is new imagery over the same ground.
     const id = '9d8e7f60-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
-    const manifest = await writeManifest(api.dir, id, {
+    await ingestRealdataSurvey(api.services, api.dir, 'fieldimager-ws5/odm_orthophoto.tif', {
       id,
       captureDate: '2026-03-01',
-      firstPhotoTime: '2026-03-01T15:00:00Z',
-      lastPhotoTime: '2026-03-01T16:00:00Z',
-      tags: [],
-      assets: { Vert: join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif') },
     });
-    await api.services.ingestor.ingestManifestFile(manifest);
     const after = await api.get(path);
     assert.equal(after.status, 200);
     assert.equal(after.headers.get('x-survey-ids'), id);

@@ -100,10 +100,9 @@ export class SocketLane {
       if (answer.body) socket.write(answer.body);
       socket.uncork();
     };
-    const connection = new Connection(socket, this.#server, this.#answer, write, (leftover) => {
-      this.#connections.delete(connection);
-      this.#handOver(socket, leftover);
-    });
+    const connection = new Connection(socket, this.#server, this.#answer, write, (leftover) =>
+      this.#handOver(socket, leftover),
+    );
     connection.finished = () => this.#connections.delete(connection);
     this.#connections.add(connection);
     connection.start();

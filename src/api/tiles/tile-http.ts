@@ -44,12 +44,23 @@ export function cacheControlOf(keyInUrl: boolean, maxAge: number): string {
   return `${keyInUrl ? 'public' : 'private'}, max-age=${maxAge}`;
 }
 
+/** The rate-limit headers as name, value, ... (what the lanes' header lists take). */
+export function rateLimitPairs(decision: RateDecision): string[] {
+  return [
+    'x-ratelimit-limit',
+    String(decision.limit),
+    'x-ratelimit-remaining',
+    String(decision.remaining),
+    'x-ratelimit-reset',
+    String(decision.resetAt),
+  ];
+}
+
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
-  return {
-    'x-ratelimit-limit': String(decision.limit),
-    'x-ratelimit-remaining': String(decision.remaining),
-    'x-ratelimit-reset': String(decision.resetAt),
-  };
+  const pairs = rateLimitPairs(decision);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < pairs.length; i += 2) headers[pairs[i] as string] = pairs[i + 1] as string;
+  return headers;
 }
 
 export function rateLimited(decision: RateDecision, intervalSeconds: number): NadirError {

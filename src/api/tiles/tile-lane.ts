@@ -21,7 +21,6 @@ import { TILE_TYPES, type TileType } from '../../catalogue/survey.js';
 import type { Services } from '../../composition.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TileCoord } from '../../geo/web-mercator.js';
-import type { RateDecision } from '../../limits/rate-limiter.js';
 import { rotationFor } from '../../tiles/panorama.js';
 import { freshPlan, type MemoPlan } from '../../tiles/plan-memo.js';
 import { candidateOf, type TileFilter } from '../../tiles/tile-candidates.js';
@@ -41,10 +40,11 @@ import {
   matchesIfNoneMatch,
   noImagery,
   rateLimited,
+  rateLimitPairs,
   SURVEY_MAX_AGE,
   surveyMatches,
 } from './tile-http.js';
-import { parseTileAddress, parseTileFilter, type TileQueryString } from './tile-request.js';
+import { parseTileAddress, parseTileFilter, plainQuery, type TileQueryString } from './tile-request.js';
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
@@ -100,20 +100,6 @@ interface Taken {
 const STORED_ANSWERS = 65_536;
 const STORED_ANSWER_BYTES = 64 * 1024 * 1024;
 
-/** The declared parameters of a plain query string, or undefined when fastify must judge it. */
-function plainQuery(search: string, declared: ReadonlySet<string>): Record<string, string> | undefined {
-  const query: Record<string, string> = {};
-  if (search === '') return query;
-  for (const pair of search.split('&')) {
-    const equals = pair.indexOf('=');
-    const name = equals === -1 ? pair : pair.slice(0, equals);
-    if (!declared.has(name)) continue;
-    if (Object.hasOwn(query, name)) return undefined;
-    query[name] = equals === -1 ? '' : pair.slice(equals + 1);
-  }
-  return query;
-}
-
 function storedTaken(
   incomingId: string | undefined,
   url: string,
@@ -132,17 +118,6 @@ function storedTaken(
     stored,
     catalogueMs,
   };
-}
-
-function rateLimitPairs(headers: string[], decision: RateDecision): void {
-  headers.push(
-    'x-ratelimit-limit',
-    String(decision.limit),
-    'x-ratelimit-remaining',
-    String(decision.remaining),
-    'x-ratelimit-reset',
-    String(decision.resetAt),
-  );
 }
 
 function notModified(headers: string[], etag: string, cacheControl: string): void {
@@ -234,7 +209,7 @@ export class TileLane {
     if (!decision?.allowed) return undefined;
     const headers: string[] = ['x-request-id', taken.requestId, ...STANDARD_HEADERS];
     const timings = [`catalogue;dur=${taken.catalogueMs.toFixed(2)}`];
-    rateLimitPairs(headers, decision);
+    headers.push(...rateLimitPairs(decision));
     const { etag, rendered, keyInUrl, maxAge } = taken.stored as StoredAnswer;
     const cacheControl = cacheControlOf(keyInUrl !== undefined, maxAge);
     let status = 304;
@@ -352,7 +327,7 @@ export class TileLane {
       const { tileRateLimit: limit, tileRateInterval: interval } = account;
       const decision =
         rateLimiter.takeNow(keyId, limit, interval, now) ?? (await rateLimiter.take(keyId, limit, interval, now));
-      rateLimitPairs(headers, decision);
+      headers.push(...rateLimitPairs(decision));
       if (!decision.allowed) throw rateLimited(decision, account.tileRateInterval);
       const { ask } = taken;
       const cacheControl = cacheControlOf(ask.keyInUrl !== undefined, ask.maxAge);

@@ -79,3 +79,20 @@ export function parseTileFilter(type: TileType, query: TileQueryString, today: (
   const tags: TagFilter | undefined = include || exclude ? { include, exclude } : undefined;
   return { type, since, until, tags, order: query.mosaic === 'earliest' ? 'earliest' : 'newest' };
 }
+
+/**
+ * The declared parameters of a plain query string as sent (the lane takes only queries that need
+ * no decoding), or undefined when one is repeated and fastify must judge it.
+ */
+export function plainQuery(search: string, declared: ReadonlySet<string>): Record<string, string> | undefined {
+  const query: Record<string, string> = {};
+  if (search === '') return query;
+  for (const pair of search.split('&')) {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    if (!declared.has(name)) continue;
+    if (Object.hasOwn(query, name)) return undefined;
+    query[name] = equals === -1 ? '' : pair.slice(equals + 1);
+  }
+  return query;
+}
