@@ -8,7 +8,7 @@
 import sharp from 'sharp';
 import { TILE_SIZE } from '../../src/geo/web-mercator.js';
 import { encodeTile } from '../../src/tiles/encode.js';
-import { encodeJpeg, encodePng, type PngFilter } from '../../src/tiles/tile-codec.js';
+import { encodeJpeg, encodePng, type PngCompression, type PngFilter } from '../../src/tiles/tile-codec.js';
 import { spreadOf } from './measure.js';
 
 export interface EncoderResult {
@@ -26,9 +26,9 @@ type Encode = (rgba: Buffer) => Promise<Buffer>;
 
 const raw = (rgba: Buffer) => sharp(rgba, { raw: { width: TILE_SIZE, height: TILE_SIZE, channels: 4 } }).removeAlpha();
 const png =
-  (level: number, filter: PngFilter): Encode =>
+  (compression: PngCompression, filter: PngFilter): Encode =>
   (rgba) =>
-    encodePng(rgba, TILE_SIZE, false, level, 0, filter);
+    encodePng(rgba, TILE_SIZE, false, compression, 0, filter);
 
 const VARIANTS: (Omit<EncoderResult, 'msPerTile' | 'bytesPerTile'> & { encode: Encode })[] = [
   {
@@ -62,9 +62,18 @@ const VARIANTS: (Omit<EncoderResult, 'msPerTile' | 'bytesPerTile'> & { encode: E
   {
     format: 'png',
     encoder: 'tile-codec',
-    setting: 'zlib level 1, up filter',
+    setting: 'runs, Paeth filter',
     nadir: true,
     encode: (rgba) => encodeTile(rgba, true, 'png', 0),
+  },
+  { format: 'png', encoder: 'tile-codec', setting: 'runs, up filter', nadir: false, encode: png('runs', 'up') },
+  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, up filter', nadir: false, encode: png(1, 'up') },
+  {
+    format: 'png',
+    encoder: 'tile-codec',
+    setting: 'zlib level 1, Paeth filter',
+    nadir: false,
+    encode: png(1, 'paeth'),
   },
   { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, no filter', nadir: false, encode: png(1, 'none') },
   { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, sub filter', nadir: false, encode: png(1, 'sub') },

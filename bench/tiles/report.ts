@@ -117,8 +117,8 @@ function conditions({ raw, connections, name }: View): string[] {
       'by GDAL) under gunicorn, 2 sync workers, which close the connection after each answer, so each request also ' +
       "pays a loopback connect. MapServer: WMS 1.3.0 GetMap for the tile's bounds (composites: one layer group, the " +
       'newer COG over the older, drawn through its mask), 2 mapserv FastCGI processes behind nginx (1 worker). ' +
-      "Both encode JPEG at quality 85 and PNG at zlib level 1, like nadir's composites (nadir's pass-through tiles " +
-      "are the COG's own quality-90 JPEGs). Mean |pixel difference| from the reference tile (nadir's, or the " +
+      "Both encode JPEG at quality 85, like nadir's composites (nadir's pass-through tiles are the COG's own " +
+      "quality-90 JPEGs), and PNG at zlib level 1 (nadir: its own encoder, in the encoder table). Mean |pixel difference| from the reference tile (nadir's, or the " +
       `pre-cut file), of 255, worst of three tiles: ${differences.join(', ') || 'not checked'}.`,
     'Every answer of every run was checked: 200 (304 for revalidation, where each URL carries its own ETag in ' +
       `If-None-Match). Whole run: ${formatNumber(raw.seconds / 60)} min.`,

@@ -1,23 +1,24 @@
 /**
- * Encoding a composited tile with the tile-codec addon (libjpeg-turbo and libdeflate on the libuv
- * pool) rather than sharp, which bounded a process's composite rate: its pipeline set-up took about
- * 0.2 ms of the event loop per tile, and on 256 x 256 tiles the addon encodes JPEG four to six times
- * and PNG about twice as fast at the same settings (bench/tiles/encoders.ts). The event loop only
- * hands over RGBA: alpha is dropped and panorama tiles are turned as the encoder reads its rows.
+ * Encoding a composited tile with the tile-codec addon (libjpeg-turbo, and for PNG its own deflate
+ * encoder) rather than sharp, which bounded a process's composite rate: its pipeline set-up took
+ * about 0.2 ms of the event loop per tile, and on 256 x 256 tiles the addon encodes JPEG four to
+ * six times faster at the same settings (bench/tiles/encoders.ts). The event loop only hands over
+ * RGBA: alpha is dropped and panorama tiles are turned as the encoder reads its rows.
  * Settings, measured on aerial tiles: Huffman optimisation costs 30-60% more time for 2-5% fewer
- * bytes; zlib level 2 costs 45-70% more time than level 1 for 1-6% fewer bytes; PNG's up filter
- * makes tiles 4-21% smaller than no filter for about the same time (deflate has less to do), and
- * sub is no smaller and slower.
+ * bytes. PNG: the Paeth filter and run_deflate.c's `runs` (one Huffman block, runs of a byte the
+ * only matches) take about half the time of libdeflate's fastest level with the up filter, for
+ * about 7% more bytes on full tiles, and far fewer where a tile is transparent; a PNG encode took
+ * twice as long as a JPEG one before, which held composite PNG tiles to two thirds the rate.
  */
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { Rotation } from './panorama.js';
-import { encodeJpeg, encodePng, type PngFilter } from './tile-codec.js';
+import { encodeJpeg, encodePng, type PngCompression, type PngFilter } from './tile-codec.js';
 
 export const JPEG_QUALITY = 85;
-const PNG_LEVEL = 1;
-const PNG_FILTER: PngFilter = 'up';
+const PNG_COMPRESSION: PngCompression = 'runs';
+const PNG_FILTER: PngFilter = 'paeth';
 /** Part of every ETag: changing how tiles are encoded must not let clients keep old ones. */
-export const ENCODING_VERSION = `tile-codec-1/jpeg-q${JPEG_QUALITY}/png-z${PNG_LEVEL}-${PNG_FILTER}`;
+export const ENCODING_VERSION = `tile-codec-2/jpeg-q${JPEG_QUALITY}/png-${PNG_COMPRESSION}-${PNG_FILTER}`;
 
 export type EncodedFormat = 'jpeg' | 'png';
 
@@ -33,5 +34,5 @@ export function contentTypeOf(format: EncodedFormat): 'image/jpeg' | 'image/png'
 export function encodeTile(rgba: Buffer, full: boolean, format: EncodedFormat, rotation: Rotation): Promise<Buffer> {
   return format === 'jpeg'
     ? encodeJpeg(rgba, TILE_SIZE, JPEG_QUALITY, rotation)
-    : encodePng(rgba, TILE_SIZE, !full, PNG_LEVEL, rotation, PNG_FILTER);
+    : encodePng(rgba, TILE_SIZE, !full, PNG_COMPRESSION, rotation, PNG_FILTER);
 }

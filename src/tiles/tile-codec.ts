@@ -7,9 +7,16 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Rotation } from './panorama.js';
 
-/** PNG's filter applied to every row: none, sub (left neighbour) or up (the row above). */
-export type PngFilter = 'none' | 'sub' | 'up';
-const FILTER_TYPES: Record<PngFilter, number> = { none: 0, sub: 1, up: 2 };
+/** PNG's filter applied to every row: none, sub (left neighbour), up (the row above) or paeth (the nearest of left, up and upper left). */
+export type PngFilter = 'none' | 'sub' | 'up' | 'paeth';
+const FILTER_TYPES: Record<PngFilter, number> = { none: 0, sub: 1, up: 2, paeth: 4 };
+
+/**
+ * How a PNG's rows are deflated: libdeflate at a zlib level (0..12), or `runs`, the addon's own
+ * encoder (native/tile-codec/src/run_deflate.c: one Huffman block whose only matches are runs of a byte).
+ */
+export type PngCompression = number | 'runs';
+const RUN_DEFLATE = -1;
 
 interface Addon {
   encodeJpeg(rgba: Uint8Array, size: number, quality: number, rotation: Rotation): Promise<Buffer>;
@@ -51,14 +58,19 @@ export function encodeJpeg(rgba: Uint8Array, size: number, quality: number, rota
   return load().encodeJpeg(rgba, size, quality, rotation);
 }
 
-/** 8-bit RGB PNG, or RGBA `withAlpha`, zlib `level` 0..12 (libdeflate's); otherwise as encodeJpeg. */
+/** 8-bit RGB PNG, or RGBA `withAlpha`, deflated as `compression` says; otherwise as encodeJpeg. */
 export function encodePng(
   rgba: Uint8Array,
   size: number,
   withAlpha: boolean,
-  level: number,
+  compression: PngCompression,
   rotation: Rotation,
   filter?: PngFilter,
 ): Promise<Buffer> {
-  return load().encodePng(rgba, size, withAlpha, level, rotation, filter && FILTER_TYPES[filter]);
+  // -1 is how the addon is told `runs`; as a number it would slip past the addon's range check.
+  if (typeof compression === 'number' && compression < 0) throw new RangeError('a zlib level is 0 to 12');
+  const level = compression === 'runs' ? RUN_DEFLATE : compression;
+  // An unknown filter becomes NaN, which the addon refuses like any number out of range.
+  const type = filter === undefined ? undefined : (FILTER_TYPES[filter] ?? Number.NaN);
+  return load().encodePng(rgba, size, withAlpha, level, rotation, type);
 }

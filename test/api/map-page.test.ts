@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import sharp from 'sharp';
 import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
@@ -398,6 +399,44 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
       assert.equal(t.query.has('include'), false);
     }
     assertImages('Vert', after);
+  });
+
+  test('PNG tiles decode in Chromium to exactly the pixels sharp reads, transparent margins included', async () => {
+    let compared = 0;
+    let partial = 0;
+    for (const z of [15, 16, 17]) {
+      const centre = worldPixel(DEMO_VIEW.lat, DEMO_VIEW.lon, z);
+      for (const [dx, dy] of [-1, 0, 1].flatMap((dx) => [-1, 0, 1].map((dy) => [dx, dy] as const))) {
+        const x = Math.floor(centre.x / TILE) + dx;
+        const y = Math.floor(centre.y / TILE) + dy;
+        const url = `${base}/tiles/v3/Vert/${z}/${x}/${y}.png?apikey=${town.apiKey}`;
+        const response = await fetch(url);
+        if (response.status !== 200) continue;
+        // A full tile is RGB, a partial one RGBA; the canvas reads both as RGBA.
+        const expected = await sharp(Buffer.from(await response.arrayBuffer()))
+          .ensureAlpha()
+          .raw()
+          .toBuffer();
+        // The page's own <img> (its CSP allows images from this server), read back through a canvas.
+        const decoded = (await page.evaluate(`(async () => {
+          const img = new Image();
+          img.src = ${JSON.stringify(url)};
+          await img.decode();
+          const canvas = document.createElement('canvas');
+          canvas.width = img.naturalWidth;
+          canvas.height = img.naturalHeight;
+          const context = canvas.getContext('2d');
+          context.drawImage(img, 0, 0);
+          return Array.from(context.getImageData(0, 0, canvas.width, canvas.height).data);
+        })()`)) as number[];
+        assert.ok(Buffer.from(decoded).equals(expected), `${z}/${x}/${y}.png decodes alike`);
+        compared++;
+        const alphas = new Set(expected.filter((_, i) => i % 4 === 3));
+        if (alphas.has(0) && alphas.has(255)) partial++;
+      }
+    }
+    assert.ok(compared >= 9, `${compared} tiles compared`);
+    assert.ok(partial > 0, 'at least one tile is partly transparent');
   });
 
   test('the key goes only into tile URLs, and is stored only when the user typed it', async () => {

@@ -6,11 +6,12 @@ import { crc32, inflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { mulberry32 } from '../../src/demo/random.js';
 import type { Rotation } from '../../src/tiles/panorama.js';
-import { encodeJpeg, encodePng, type PngFilter } from '../../src/tiles/tile-codec.js';
+import { encodeJpeg, encodePng, type PngCompression, type PngFilter } from '../../src/tiles/tile-codec.js';
 
 const N = 256;
 const ROTATIONS: Rotation[] = [0, 90, 180, 270];
-const FILTERS: PngFilter[] = ['none', 'sub', 'up'];
+const FILTERS: PngFilter[] = ['none', 'sub', 'up', 'paeth'];
+const COMPRESSIONS: PngCompression[] = [1, 'runs'];
 const HRO = join(import.meta.dirname, '../../../shared/realdata/rio-tiler/201404_13SED190110_201404_0x1500m_CL_1.tif');
 
 /** A real aerial picture (USGS orthoimagery: street, roofs, cars) as 256 x 256 opaque RGBA; a noisy gradient without realdata. */
@@ -45,6 +46,48 @@ function randomTile(seed: number, size = N): Buffer {
     rgba.set([random() * 256, random() * 256, random() * 256, alpha].map(Math.floor), i * 4);
   }
   return rgba;
+}
+
+/**
+ * Runs for run_deflate to find: a transparent half, flat bands 300 pixels long (runs longer than
+ * deflate's 258 and across rows), a checkerboard and noise; the last row ends inside a run.
+ */
+function patchyTile(): Buffer {
+  const random = mulberry32(6);
+  const rgba = Buffer.alloc(N * N * 4);
+  for (let i = (N * N) / 2; i < N * N; i++) {
+    const y = Math.floor(i / N);
+    const x = i % N;
+    const pixel =
+      y % 16 < 5
+        ? [200, 180, 40, 255]
+        : y % 16 < 9
+          ? ((x >> 3) + (y >> 3)) % 2
+            ? [0, 0, 0, 255]
+            : [255, 255, 255, 255]
+          : [random() * 256, random() * 256, random() * 256, 255].map(Math.floor);
+    rgba.set(pixel as number[], i * 4);
+  }
+  return rgba;
+}
+
+/** PNG's Paeth filter over `rgba`'s rows, written from the PNG specification (section 9.4). */
+function paethRows(rgba: Buffer, size: number): Buffer {
+  const stride = size * 4;
+  const out = Buffer.alloc(size * (stride + 1));
+  for (let y = 0; y < size; y++) {
+    out[y * (stride + 1)] = 4;
+    for (let i = 0; i < stride; i++) {
+      const at = (dy: number, dx: number) =>
+        y + dy < 0 || i + dx < 0 ? 0 : (rgba[(y + dy) * stride + i + dx] as number);
+      const [a, b, c] = [at(0, -4), at(-1, 0), at(-1, -4)];
+      const p = a + b - c;
+      const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
+      const predicted = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      out[y * (stride + 1) + 1 + i] = ((rgba[y * stride + i] as number) - predicted) & 0xff;
+    }
+  }
+  return out;
 }
 
 /** The picture turned clockwise, written as where each input pixel goes. */
@@ -142,16 +185,54 @@ describe('encodeJpeg', () => {
 });
 
 describe('encodePng', () => {
-  it('decodes exactly to the input, RGB without alpha and RGBA with it, with every filter', async () => {
-    const rgba = randomTile(1);
-    for (const filter of FILTERS) {
-      const rgb = await decode(await encodePng(rgba, N, false, 1, 0, filter));
-      assert.deepEqual([rgb.width, rgb.height, rgb.channels], [N, N, 3]);
-      assert.ok(rgb.data.equals(withoutAlpha(rgba)), `RGB, ${filter} filter`);
-      const withAlpha = await decode(await encodePng(rgba, N, true, 1, 0, filter));
-      assert.equal(withAlpha.channels, 4);
-      assert.ok(withAlpha.data.equals(rgba), `RGBA, ${filter} filter (transparent pixels keep alpha 0)`);
+  it('decodes exactly to the input, RGB without alpha and RGBA with it, with every filter and compression', async () => {
+    for (const rgba of [randomTile(1), await aerialTile(), patchyTile()]) {
+      for (const compression of COMPRESSIONS) {
+        for (const filter of FILTERS) {
+          const what = `${filter} filter, compression ${compression}`;
+          const rgb = await decode(await encodePng(rgba, N, false, compression, 0, filter));
+          assert.deepEqual([rgb.width, rgb.height, rgb.channels], [N, N, 3]);
+          assert.ok(rgb.data.equals(withoutAlpha(rgba)), `RGB, ${what}`);
+          const withAlpha = await decode(await encodePng(rgba, N, true, compression, 0, filter));
+          assert.equal(withAlpha.channels, 4);
+          assert.ok(withAlpha.data.equals(rgba), `RGBA, ${what} (transparent pixels keep alpha 0)`);
+        }
+      }
     }
+  });
+
+  it("runs: inflates with zlib to the filtered rows, Paeth's as the PNG spec defines it", async () => {
+    const rgba = patchyTile();
+    const idat = chunksOf(await encodePng(rgba, N, true, 'runs', 0, 'paeth'))[1]?.data as Buffer;
+    assert.deepEqual([idat[0], idat[1]! >> 6], [0x78, 0], 'zlib header: deflate, fastest compression');
+    assert.ok(inflateSync(idat).equals(paethRows(rgba, N)));
+  });
+
+  it('runs: an empty tile is under 1.5 KB, an aerial one much less than raw and near zlib level 1', async () => {
+    const empty = await encodePng(Buffer.alloc(N * N * 4), N, true, 'runs', 0, 'paeth');
+    assert.ok(empty.length < 1500, `${empty.length} bytes for 256 KiB of transparent black`);
+    const aerial = await aerialTile();
+    const runs = await encodePng(aerial, N, false, 'runs', 0, 'paeth');
+    const zlib = await encodePng(aerial, N, false, 1, 0, 'paeth');
+    assert.ok(runs.length < N * N * 3 * 0.8, `${runs.length} bytes for ${N * N * 3} of RGB`);
+    assert.ok(runs.length < zlib.length * 1.2, `${runs.length} bytes, zlib level 1 ${zlib.length}`);
+  });
+
+  it("runs: keeps codes within deflate's 15 bits when byte counts are as skewed as Fibonacci numbers", async () => {
+    // 26 byte values seen 1, 1, 2, 3, 5, ... 121393 times: a plain Huffman code would be 25 bits deep.
+    const counts = [1, 1];
+    while (counts.length < 26) counts.push((counts.at(-1) as number) + (counts.at(-2) as number));
+    const bytes: number[] = counts.flatMap((count, value) => Array<number>(count).fill(value * 9));
+    while (bytes.length < N * N * 3) bytes.push(7);
+    const random = mulberry32(5);
+    for (let i = bytes.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [bytes[i], bytes[j]] = [bytes[j] as number, bytes[i] as number];
+    }
+    const rgba = Buffer.alloc(N * N * 4, 255);
+    for (let i = 0; i < N * N; i++) for (let c = 0; c < 3; c++) rgba[i * 4 + c] = bytes[i * 3 + c] as number;
+    const rgb = await decode(await encodePng(rgba, N, false, 'runs', 0, 'none'));
+    assert.ok(rgb.data.equals(withoutAlpha(rgba)));
   });
 
   it('writes a well-formed PNG: IHDR, one zlib IDAT at the level asked, IEND, valid CRCs', async () => {
@@ -182,12 +263,15 @@ describe('encodePng', () => {
   });
 
   it('takes odd and tiny sizes', async () => {
-    for (const size of [1, 2, 17]) {
-      const rgba = randomTile(size, size);
-      for (const rotation of ROTATIONS) {
-        const { data, width } = await decode(await encodePng(rgba, size, true, 1, rotation));
-        assert.equal(width, size);
-        assert.ok(data.equals(turned(rgba, size, rotation)), `size ${size}, rotation ${rotation}`);
+    for (const size of [1, 2, 5, 17]) {
+      for (const rgba of [randomTile(size, size), Buffer.alloc(size * size * 4, 9)]) {
+        for (const compression of COMPRESSIONS) {
+          for (const rotation of ROTATIONS) {
+            const { data, width } = await decode(await encodePng(rgba, size, true, compression, rotation, 'paeth'));
+            assert.equal(width, size);
+            assert.ok(data.equals(turned(rgba, size, rotation)), `size ${size}, ${compression}, rotation ${rotation}`);
+          }
+        }
       }
     }
   });
@@ -285,6 +369,8 @@ describe('bad arguments', () => {
     ['rotation -90', () => encodePng(rgba, N, false, 1, -90 as never), RangeError],
     ['rotation 360', () => encodePng(rgba, N, false, 1, 360 as never), RangeError],
     ['level -1', () => encodePng(rgba, N, false, -1, 0), RangeError],
+    ['compression "fast"', () => encodePng(rgba, N, false, 'fast' as never, 0), TypeError],
+    ['an unknown filter', () => encodePng(rgba, N, false, 1, 0, 'average' as never), RangeError],
     ['level 13', () => encodePng(rgba, N, false, 13, 0), RangeError],
     ['withAlpha as a string', () => encodePng(rgba, N, 'yes' as never, 1, 0), TypeError],
   ];

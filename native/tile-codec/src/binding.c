@@ -127,7 +127,8 @@ static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
   return start(env, j, argv[0]);
 }
 
-/* encodePng(rgba, size, withAlpha, level, rotation, filter?): Promise<Buffer>; filter is PNG's type byte. */
+/* encodePng(rgba, size, withAlpha, level, rotation, filter?): Promise<Buffer>; filter is PNG's type byte,
+ * level -1 run_deflate.c's encoder. */
 static napi_value encode_png_js(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value argv[6];
@@ -148,12 +149,16 @@ static napi_value encode_png_js(napi_env env, napi_callback_info info) {
     goto fail;
   }
   j->with_alpha = with_alpha;
-  if (!int_arg(env, argv[3], "level must be an integer from 0 to 12", 0, 12, &j->level) ||
+  if (!int_arg(env, argv[3], "level must be -1 (run_deflate) or an integer from 0 to 12", PNG_LEVEL_RUNS, 12, &j->level) ||
       !rotation_arg(env, argv[4], &j->rotation))
     goto fail;
   napi_typeof(env, argv[5], &filter_type);
-  if (filter_type != napi_undefined && !int_arg(env, argv[5], "filter must be 0 (none), 1 (sub) or 2 (up)", 0, 2, &filter))
+  const char *filter_message = "filter must be 0 (none), 1 (sub), 2 (up) or 4 (paeth)";
+  if (filter_type != napi_undefined && !int_arg(env, argv[5], filter_message, 0, 4, &filter)) goto fail;
+  if (filter == 3) {
+    throw_range(env, filter_message);
     goto fail;
+  }
   j->filter = (enum png_filter)filter;
   return start(env, j, argv[0]);
 fail:

@@ -5,7 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum png_filter { PNG_FILTER_NONE = 0, PNG_FILTER_SUB = 1, PNG_FILTER_UP = 2 };
+/* PNG's filter type byte, one filter for every row. */
+enum png_filter { PNG_FILTER_NONE = 0, PNG_FILTER_SUB = 1, PNG_FILTER_UP = 2, PNG_FILTER_PAETH = 4 };
+
+/* encode_png's `level` for run_deflate.c's encoder instead of libdeflate's levels 0..12. */
+#define PNG_LEVEL_RUNS (-1)
 
 typedef struct {
   uint8_t *data;
