@@ -12,7 +12,7 @@
  */
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { Rotation } from './panorama.js';
-import { encodeJpeg, encodePng, type PngCompression, type PngFilter } from './tile-codec.js';
+import { encodeJpeg, encodePng, type Picture, type PngCompression, type PngFilter } from './tile-codec.js';
 
 export const JPEG_QUALITY = 85;
 const PNG_COMPRESSION: PngCompression = 'runs';
@@ -27,12 +27,18 @@ export function contentTypeOf(format: EncodedFormat): 'image/jpeg' | 'image/png'
 }
 
 /**
- * `rgba` is 256 x 256 RGBA, transparent black where nothing was drawn; `full` when no pixel is.
+ * `picture` is 256 x 256 RGBA, or layers the encoder composites first (tile-codec.ts), transparent
+ * black where nothing was drawn; `full` when no pixel is.
  * JPEG shows undrawn pixels black (it ignores alpha); PNG keeps them transparent (and has no alpha
  * when full). `rotation` turns the picture clockwise.
  */
-export function encodeTile(rgba: Buffer, full: boolean, format: EncodedFormat, rotation: Rotation): Promise<Buffer> {
+export function encodeTile(
+  picture: Picture,
+  full: boolean,
+  format: EncodedFormat,
+  rotation: Rotation,
+): Promise<Buffer> {
   return format === 'jpeg'
-    ? encodeJpeg(rgba, TILE_SIZE, JPEG_QUALITY, rotation)
-    : encodePng(rgba, TILE_SIZE, !full, PNG_COMPRESSION, rotation, PNG_FILTER);
+    ? encodeJpeg(picture, TILE_SIZE, JPEG_QUALITY, rotation)
+    : encodePng(picture, TILE_SIZE, !full, PNG_COMPRESSION, rotation, PNG_FILTER);
 }

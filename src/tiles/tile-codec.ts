@@ -1,6 +1,6 @@
 /**
- * The tile encoder addon (native/tile-codec, built by scripts/setup.sh): libjpeg-turbo and libdeflate
- * called directly on the libuv pool. Loaded on first use, so modules that only need encode.ts's
+ * The tile encoder addon (native/tile-codec, built by scripts/setup.sh): compositing, libjpeg-turbo
+ * and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only need encode.ts's
  * constants (the ETag) do not need the binary.
  */
 import { createRequire } from 'node:module';
@@ -18,16 +18,40 @@ const FILTER_TYPES: Record<PngFilter, number> = { none: 0, sub: 1, up: 2, paeth:
 export type PngCompression = number | 'runs';
 const RUN_DEFLATE = -1;
 
+/** One layer of a stack: RGBA pixels, valid where `mask` (1 bit a pixel, most significant first) says, or everywhere. */
+export interface PictureLayer {
+  pixels: Uint8Array;
+  mask?: Uint8Array;
+}
+
+/**
+ * What is encoded: size x size RGBA, or a stack of 1 to 16 layers, top first, composited by the
+ * addon (the top layer wins wherever valid; transparent black where none is).
+ */
+export type Picture = Uint8Array | readonly PictureLayer[];
+/** The most layers a Picture may stack (the addon's MAX_LAYERS). */
+export const MAX_STACK_LAYERS = 16;
+
+type AddonPicture = Uint8Array | Uint8Array[];
+type AddonMasks = (Uint8Array | undefined)[] | undefined;
+
 interface Addon {
-  encodeJpeg(rgba: Uint8Array, size: number, quality: number, rotation: Rotation): Promise<Buffer>;
+  encodeJpeg(rgba: AddonPicture, size: number, quality: number, rotation: Rotation, masks: AddonMasks): Promise<Buffer>;
   encodePng(
-    rgba: Uint8Array,
+    rgba: AddonPicture,
     size: number,
     withAlpha: boolean,
     level: number,
     rotation: Rotation,
-    filter?: number,
+    filter: number | undefined,
+    masks: AddonMasks,
   ): Promise<Buffer>;
+}
+
+/** The addon's form of a picture: a buffer, or the layers' pixels and masks as two arrays. */
+function split(picture: Picture): [AddonPicture, AddonMasks] {
+  if (!Array.isArray(picture)) return [picture as Uint8Array, undefined];
+  return [picture.map((layer) => layer.pixels), picture.map((layer) => layer.mask)];
 }
 
 // Two levels below the package root both as src/tiles/*.ts (tsx) and as dist/tiles/*.js (tsc).
@@ -50,17 +74,18 @@ function load(): Addon {
 }
 
 /**
- * Baseline JPEG, YCbCr 4:2:0, standard Huffman tables. `rgba` is size x size RGBA (alpha ignored) and
+ * Baseline JPEG, YCbCr 4:2:0, standard Huffman tables, of `picture` (alpha ignored), whose buffers
  * must not change until the promise settles; `rotation` turns the picture clockwise. Bad arguments
  * throw a TypeError or RangeError at once.
  */
-export function encodeJpeg(rgba: Uint8Array, size: number, quality: number, rotation: Rotation): Promise<Buffer> {
-  return load().encodeJpeg(rgba, size, quality, rotation);
+export function encodeJpeg(picture: Picture, size: number, quality: number, rotation: Rotation): Promise<Buffer> {
+  const [rgba, masks] = split(picture);
+  return load().encodeJpeg(rgba, size, quality, rotation, masks);
 }
 
 /** 8-bit RGB PNG, or RGBA `withAlpha`, deflated as `compression` says; otherwise as encodeJpeg. */
 export function encodePng(
-  rgba: Uint8Array,
+  picture: Picture,
   size: number,
   withAlpha: boolean,
   compression: PngCompression,
@@ -72,5 +97,6 @@ export function encodePng(
   const level = compression === 'runs' ? RUN_DEFLATE : compression;
   // An unknown filter becomes NaN, which the addon refuses like any number out of range.
   const type = filter === undefined ? undefined : (FILTER_TYPES[filter] ?? Number.NaN);
-  return load().encodePng(rgba, size, withAlpha, level, rotation, type);
+  const [rgba, masks] = split(picture);
+  return load().encodePng(rgba, size, withAlpha, level, rotation, type, masks);
 }

@@ -8,9 +8,10 @@ import { TILE_SIZE } from '../geo/web-mercator.js';
 import { TileCanvas } from './canvas.js';
 import { type CogTileAddress, type CogTiles, TILE_PIXELS, type TileMask } from './cog-tiles.js';
 import { contentTypeOf, type EncodedFormat, encodeTile } from './encode.js';
-import { chooseLayers, stackLayers } from './layer-stack.js';
+import { chooseLayers } from './layer-stack.js';
 import type { Rotation } from './panorama.js';
 import type { PlannedLayer, TileCandidate, TilePlan } from './planner.js';
+import { MAX_STACK_LAYERS, type Picture } from './tile-codec.js';
 import type { WorkGate } from './work-gate.js';
 
 /** What a client asks for: `img` is JPEG when the tile is full and PNG when it is partial. */
@@ -32,15 +33,11 @@ export interface RenderedTile {
 }
 
 interface Drawn {
-  rgba: Buffer;
+  /** A drawn canvas, or the layers the encoder composites itself. */
+  picture: Picture;
   full: boolean;
   surveyIds: string[];
-  /** `rgba` is the renderer's own canvas, free for another tile once encoded. */
-  spare: boolean;
 }
-
-/** Canvases kept for reuse: enough for the encodes of a few image slots at once (256 KiB each). */
-const MAX_SPARE_CANVASES = 16;
 
 /** True once nobody waits for the tile any more (the client closed its connection). */
 export type Abandoned = () => boolean;
@@ -70,7 +67,6 @@ function isOneToOne(layer: PlannedLayer): boolean {
 export class TileRenderer {
   readonly #tiles: CogTiles;
   readonly #gate: WorkGate;
-  readonly #spare: Buffer[] = [];
 
   /** `gate`: where encodes wait for a core (shared with the decodes of `tiles`). */
   constructor(tiles: CogTiles, gate: WorkGate) {
@@ -105,40 +101,35 @@ export class TileRenderer {
       : await this.#composite(plan, layers, masks);
     if (!drawn) return undefined;
     const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && drawn.full) ? 'jpeg' : 'png';
-    let body: Buffer;
-    try {
-      body = await this.#gate.run(() => {
-        // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
-        throwIfAbandoned(abandoned);
-        return encodeTile(drawn.rgba, drawn.full, encoded, rotation);
-      });
-    } finally {
-      // The encoder is done with the pixels either way.
-      if (drawn.spare && this.#spare.length < MAX_SPARE_CANVASES) this.#spare.push(drawn.rgba);
-    }
+    const body = await this.#gate.run(() => {
+      // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
+      throwIfAbandoned(abandoned);
+      return encodeTile(drawn.picture, drawn.full, encoded, rotation);
+    });
     return { body, contentType: contentTypeOf(encoded), surveyIds: drawn.surveyIds, passThrough: false };
   }
 
   async #stack(plan: TilePlan<AssetCandidate>, layers: LayerRead[][], masks: TileMask[][]): Promise<Drawn | undefined> {
     const choice = chooseLayers(masks.map((layer) => layer[0] as TileMask));
     if (choice.covered === 0) return undefined;
+    // More layers than the encoder composites (ragged surveys piled up): the general path draws any number.
+    if (choice.used.length > MAX_STACK_LAYERS) return this.#composite(plan, layers, masks);
     const pixels = await Promise.all(
       choice.used.map((index) => this.#tiles.pixels(((layers[index] as LayerRead[])[0] as LayerRead).address)),
     );
     // A sparse imagery tile under a mask that says "data" would be a broken COG; draw it the slow, careful way.
     if (pixels.some((tile) => tile === undefined)) return this.#composite(plan, layers, masks);
-    const stack = choice.used.map((index, i) => ({
-      pixels: pixels[i] as Buffer,
-      mask: (masks[index] as TileMask[])[0] as TileMask,
-    }));
+    // The encoder composites the layers on its own thread, reading the cached tiles, which nothing writes.
+    const stack = choice.used.map((index, i) => {
+      const mask = (masks[index] as TileMask[])[0] as TileMask;
+      return { pixels: pixels[i] as Buffer, mask: mask.kind === 'partial' ? mask.bits : undefined };
+    });
     const surveyIds = [
       ...new Set(choice.used.map((index) => (plan.layers[index] as PlannedLayer<AssetCandidate>).candidate.surveyId)),
     ];
-    const full = choice.covered === TILE_PIXELS;
-    // One whole layer is its own composite: the encoder reads the cached tile, which nothing writes.
-    const only = stack.length === 1 ? stack[0] : undefined;
-    if (only?.mask.kind === 'full') return { rgba: only.pixels, full, surveyIds, spare: false };
-    return { rgba: stackLayers(stack, this.#spare.pop()), full, surveyIds, spare: true };
+    // One whole layer is its own composite.
+    const only = stack.length === 1 && !stack[0]?.mask ? stack[0]?.pixels : undefined;
+    return { picture: only ?? stack, full: choice.covered === TILE_PIXELS, surveyIds };
   }
 
   async #composite(
@@ -153,7 +144,7 @@ export class TileRenderer {
       const drew = await this.#drawLayer(canvas, layer, layers[index] as LayerRead[], masks[index] as TileMask[]);
       if (drew > 0 && !surveyIds.includes(layer.candidate.surveyId)) surveyIds.push(layer.candidate.surveyId);
     }
-    return canvas.filled === 0 ? undefined : { rgba: canvas.rgba, full: canvas.full, surveyIds, spare: false };
+    return canvas.filled === 0 ? undefined : { picture: canvas.rgba, full: canvas.full, surveyIds };
   }
   async #drawLayer(
     canvas: TileCanvas,

@@ -5,7 +5,8 @@ import { mulberry32 } from '../../src/demo/random.js';
 import { TileCanvas } from '../../src/tiles/canvas.js';
 import type { TileMask } from '../../src/tiles/cog-tiles.js';
 import { encodeTile } from '../../src/tiles/encode.js';
-import { chooseLayers, stackLayers } from '../../src/tiles/layer-stack.js';
+import { chooseLayers } from '../../src/tiles/layer-stack.js';
+import { encodeJpeg, encodePng, MAX_STACK_LAYERS } from '../../src/tiles/tile-codec.js';
 
 const N = 256;
 const whole = { x: 0, y: 0, width: N, height: N };
@@ -60,8 +61,19 @@ describe('chooseLayers', () => {
   });
 });
 
-describe('stackLayers', () => {
-  it('gives exactly what drawing newest first into the empty pixels gives (200 random stacks)', () => {
+describe('stacks composited by the encoder', () => {
+  /** The stack's composite as the encoder sees it: a lossless PNG with alpha, decoded again. */
+  async function composited(layers: { pixels: Buffer; mask: TileMask }[]): Promise<Buffer> {
+    const picture = layers.map(({ pixels, mask }) => ({
+      pixels,
+      mask: mask.kind === 'partial' ? mask.bits : undefined,
+    }));
+    return sharp(await encodePng(picture, N, true, 'runs', 0, 'paeth'))
+      .raw()
+      .toBuffer();
+  }
+
+  it('gives exactly what drawing newest first into the empty pixels gives (200 random stacks)', async () => {
     const random = mulberry32(7);
     for (let trial = 0; trial < 200; trial++) {
       const count = 1 + Math.floor(random() * 4);
@@ -72,18 +84,47 @@ describe('stackLayers', () => {
       const canvas = new TileCanvas();
       for (const layer of layers) canvas.draw(layer.pixels, layer.mask, whole, whole, 1);
       const choice = chooseLayers(layers.map((l) => l.mask));
-      const stacked = stackLayers(choice.used.map((i) => layers[i] as (typeof layers)[number]));
       assert.equal(choice.covered, canvas.filled, `trial ${trial}: coverage`);
+      if (choice.used.length === 0) continue;
+      const stacked = await composited(choice.used.map((i) => layers[i] as (typeof layers)[number]));
       assert.ok(stacked.equals(canvas.rgba), `trial ${trial}: pixels`);
-      // The renderer draws into canvases of earlier tiles: what they held must not show through.
-      const reused = Buffer.alloc(N * N * 4, 0xab);
-      stackLayers(
-        choice.used.map((i) => layers[i] as (typeof layers)[number]),
-        reused,
-      );
-      assert.ok(reused.equals(canvas.rgba), `trial ${trial}: pixels drawn into a used canvas`);
     }
   });
+
+  it('JPEG composites the same stack: within JPEG tolerance of the PNG, turned alike', async () => {
+    const layers = [
+      { pixels: layerPixels(1).fill(200), mask: maskOf((x) => x < 128) },
+      { pixels: layerPixels(2).fill(40), mask: { kind: 'full' } as TileMask },
+    ];
+    const picture = layers.map(({ pixels, mask }) => ({
+      pixels,
+      mask: mask.kind === 'partial' ? mask.bits : undefined,
+    }));
+    const jpeg = await sharp(await encodeJpeg(picture, N, 85, 90))
+      .raw()
+      .toBuffer();
+    // Turned a quarter clockwise, the left half (the top layer) is the top half.
+    assert.ok(Math.abs((jpeg[(10 * N + 100) * 3] as number) - 200) < 4, 'top half from the top layer');
+    assert.ok(Math.abs((jpeg[(240 * N + 100) * 3] as number) - 40) < 4, 'bottom half from the bottom layer');
+  });
+
+  const pixels = Buffer.alloc(N * N * 4);
+  const half = new Uint8Array((N * N) / 8).fill(0xf0);
+  const bad: [string, () => unknown, typeof TypeError | typeof RangeError][] = [
+    ['no layers', () => encodePng([], N, true, 'runs', 0), RangeError],
+    [
+      '17 layers',
+      () => encodePng(Array(MAX_STACK_LAYERS + 1).fill({ pixels, mask: half }), N, true, 'runs', 0),
+      RangeError,
+    ],
+    ['a short mask', () => encodeJpeg([{ pixels, mask: half.subarray(1) }], N, 85, 0), RangeError],
+    ['a short layer', () => encodeJpeg([{ pixels: pixels.subarray(4), mask: half }], N, 85, 0), RangeError],
+    ['a mask that is not bytes', () => encodeJpeg([{ pixels, mask: [1] as never }], N, 85, 0), TypeError],
+    ['a size not a multiple of 8', () => encodeJpeg([{ pixels: Buffer.alloc(100 * 4) }], 10, 85, 0), RangeError],
+  ];
+  for (const [what, call, type] of bad) {
+    it(`throws a ${type.name} at once for ${what}`, () => assert.throws(call, type));
+  }
 });
 
 describe('encodeTile', () => {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "codec.h"
+#include "stack.h"
 
 #define MAX_SIZE 4096
 /* Measured on aerial tiles (bench/tiles/encoders.ts): see the choice in src/tiles/encode.ts. */
@@ -17,8 +18,11 @@
 typedef struct {
   napi_async_work work;
   napi_deferred deferred;
-  napi_ref input;
+  /* The picture: one RGBA buffer, or `layers` of them (top first) composited through `masks`. */
+  napi_ref inputs[2 * MAX_LAYERS];
+  int input_count, layers;
   const uint8_t *rgba;
+  const uint8_t *pixels[MAX_LAYERS], *masks[MAX_LAYERS];
   int png, size, quality, with_alpha, level, rotation;
   enum png_filter filter;
   encoded out;
@@ -48,28 +52,87 @@ static int rotation_arg(napi_env env, napi_value value, int *out) {
   return *out % 90 == 0 ? 1 : throw_range(env, message);
 }
 
-/* A Uint8Array (or Buffer) of size x size RGBA pixels. */
-static int pixels_arg(napi_env env, napi_value value, int size, job *j) {
+/* The bytes of a Uint8Array (or Buffer) of exactly `length` bytes; throws and returns NULL otherwise. */
+static const uint8_t *bytes_arg(napi_env env, napi_value value, size_t length, const char *what, const char *size_message) {
   bool is_typed_array = false;
   napi_typedarray_type type;
-  size_t length;
+  size_t found;
   void *data;
   napi_is_typedarray(env, value, &is_typed_array);
-  if (!is_typed_array || napi_get_typedarray_info(env, value, &type, &length, &data, NULL, NULL) != napi_ok ||
+  if (!is_typed_array || napi_get_typedarray_info(env, value, &type, &found, &data, NULL, NULL) != napi_ok ||
       type != napi_uint8_array) {
-    napi_throw_type_error(env, NULL, "rgba must be a Uint8Array");
-    return 0;
+    napi_throw_type_error(env, NULL, what);
+    return NULL;
   }
-  if (length != (size_t)size * size * 4) return throw_range(env, "rgba must hold size * size RGBA pixels");
-  j->rgba = data;
-  return napi_create_reference(env, value, 1, &j->input) == napi_ok;
+  if (found != length) {
+    throw_range(env, size_message);
+    return NULL;
+  }
+  return data;
+}
+
+/* Keeps `value` alive until the encode is done. */
+static int pin(napi_env env, napi_value value, job *j) {
+  return napi_create_reference(env, value, 1, &j->inputs[j->input_count++]) == napi_ok;
+}
+
+/* Size x size RGBA pixels: a Uint8Array, or an array of 1 to MAX_LAYERS of them (top first) with
+ * `masks`, an array as long whose items are a mask (size * size / 8 bytes) or undefined for a
+ * whole layer. */
+static int pixels_arg(napi_env env, napi_value value, napi_value masks, int size, job *j) {
+  const char *what = "rgba must be a Uint8Array or an array of them";
+  const char *size_message = "rgba must hold size * size RGBA pixels";
+  size_t bytes = (size_t)size * size * 4;
+  bool is_array = false;
+  napi_is_array(env, value, &is_array);
+  if (!is_array) {
+    j->rgba = bytes_arg(env, value, bytes, what, size_message);
+    return j->rgba && pin(env, value, j);
+  }
+  uint32_t count = 0, mask_count = 0;
+  bool masks_are_array = false;
+  napi_get_array_length(env, value, &count);
+  napi_is_array(env, masks, &masks_are_array);
+  if (masks_are_array) napi_get_array_length(env, masks, &mask_count);
+  if (count < 1 || count > MAX_LAYERS) return throw_range(env, "a stack has 1 to 16 layers");
+  if (!masks_are_array || mask_count != count) return throw_range(env, "masks must be an array, one per layer");
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value layer, mask;
+    napi_valuetype mask_type;
+    if (napi_get_element(env, value, i, &layer) != napi_ok || napi_get_element(env, masks, i, &mask) != napi_ok)
+      return 0;
+    j->pixels[i] = bytes_arg(env, layer, bytes, what, size_message);
+    if (!j->pixels[i] || !pin(env, layer, j)) return 0;
+    napi_typeof(env, mask, &mask_type);
+    if (mask_type == napi_undefined) continue;
+    j->masks[i] = bytes_arg(env, mask, bytes / 32, "a mask must be a Uint8Array", "a mask has size * size / 8 bytes");
+    if (!j->masks[i] || !pin(env, mask, j)) return 0;
+  }
+  if (size % 8 != 0) return throw_range(env, "a stack's size must be a multiple of 8");
+  j->layers = (int)count;
+  return 1;
+}
+
+static void unpin(napi_env env, job *j) {
+  for (int i = 0; i < j->input_count; i++) napi_delete_reference(env, j->inputs[i]);
 }
 
 static void execute(napi_env env, void *data) {
   (void)env;
   job *j = data;
-  j->error = j->png ? encode_png(j->rgba, j->size, j->with_alpha, j->level, j->rotation, j->filter, &j->out)
-                    : encode_jpeg(j->rgba, j->size, j->quality, j->rotation, &j->out);
+  uint8_t *composite = NULL;
+  if (j->layers > 0) {
+    composite = malloc((size_t)j->size * j->size * 4);
+    if (!composite) {
+      j->error = "out of memory";
+      return;
+    }
+    stack_layers(j->pixels, j->masks, j->layers, j->size, composite);
+  }
+  const uint8_t *rgba = composite ? composite : j->rgba;
+  j->error = j->png ? encode_png(rgba, j->size, j->with_alpha, j->level, j->rotation, j->filter, &j->out)
+                    : encode_jpeg(rgba, j->size, j->quality, j->rotation, &j->out);
+  free(composite);
 }
 
 static void complete(napi_env env, napi_status status, void *data) {
@@ -85,22 +148,23 @@ static void complete(napi_env env, napi_status status, void *data) {
     napi_reject_deferred(env, j->deferred, result);
   }
   free(j->out.data);
-  napi_delete_reference(env, j->input);
+  unpin(env, j);
   napi_delete_async_work(env, j->work);
   free(j);
 }
 
 /* Takes over `j` (freed here on failure, in complete() otherwise). */
-static napi_value start(napi_env env, job *j, napi_value pixels) {
+static napi_value start(napi_env env, job *j, napi_value pixels, napi_value masks) {
   napi_value name, promise;
-  if (!pixels_arg(env, pixels, j->size, j)) {
+  if (!pixels_arg(env, pixels, masks, j->size, j)) {
+    unpin(env, j);
     free(j);
     return NULL;
   }
   if (napi_create_string_utf8(env, "tile-codec", NAPI_AUTO_LENGTH, &name) != napi_ok ||
       napi_create_async_work(env, NULL, name, execute, complete, j, &j->work) != napi_ok ||
       napi_create_promise(env, &j->deferred, &promise) != napi_ok || napi_queue_async_work(env, j->work) != napi_ok) {
-    napi_delete_reference(env, j->input);
+    unpin(env, j);
     if (j->work) napi_delete_async_work(env, j->work);
     free(j);
     return NULL;
@@ -108,10 +172,10 @@ static napi_value start(napi_env env, job *j, napi_value pixels) {
   return promise;
 }
 
-/* encodeJpeg(rgba, size, quality, rotation): Promise<Buffer> */
+/* encodeJpeg(rgba, size, quality, rotation, masks?): Promise<Buffer> */
 static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   job *j = calloc(1, sizeof *j);
   if (!j) {
@@ -124,14 +188,14 @@ static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
     free(j);
     return NULL;
   }
-  return start(env, j, argv[0]);
+  return start(env, j, argv[0], argv[4]);
 }
 
-/* encodePng(rgba, size, withAlpha, level, rotation, filter?): Promise<Buffer>; filter is PNG's type byte,
- * level -1 run_deflate.c's encoder. */
+/* encodePng(rgba, size, withAlpha, level, rotation, filter?, masks?): Promise<Buffer>; filter is PNG's
+ * type byte, level -1 run_deflate.c's encoder. */
 static napi_value encode_png_js(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
+  size_t argc = 7;
+  napi_value argv[7];
   napi_valuetype filter_type;
   bool with_alpha;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
@@ -160,7 +224,7 @@ static napi_value encode_png_js(napi_env env, napi_callback_info info) {
     goto fail;
   }
   j->filter = (enum png_filter)filter;
-  return start(env, j, argv[0]);
+  return start(env, j, argv[0], argv[6]);
 fail:
   free(j);
   return NULL;
