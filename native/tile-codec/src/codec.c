@@ -112,6 +112,14 @@ const char *encode_jpeg(const uint8_t *rgba, int size, int quality, int rotation
 
 /* ---- PNG ---- */
 
+/* On x86-64 a second copy of a vectorised loop for AVX2 (twice SSE2's width), picked when the
+ * process starts by what the CPU has; elsewhere the one the compiler's defaults give. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WITH_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
+#else
+#define WITH_AVX2_CLONE
+#endif
+
 static uint8_t *put32(uint8_t *p, uint32_t v) {
   p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
   return p + 4;
@@ -132,7 +140,7 @@ static inline uint8_t paeth(int16_t a, int16_t b, int16_t c) {
 
 /* One filtered scanline of `row` under `above` (zeros for the first), written without branches
  * inside the loops so that the compiler vectorises them. */
-static void filter_row(const uint8_t *restrict row, const uint8_t *restrict above, size_t stride, int channels,
+WITH_AVX2_CLONE static void filter_row(const uint8_t *restrict row, const uint8_t *restrict above, size_t stride, int channels,
                        enum png_filter filter, uint8_t *restrict out) {
   size_t first = (size_t)channels;
   switch (filter) {

@@ -34,11 +34,14 @@ static const uint8_t LENGTH_EXTRA[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 
 static const uint8_t CODE_LENGTH_ORDER[CODE_LENGTH_SYMBOLS] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
                                                                11, 4,  12, 3, 13, 2, 14, 1, 15};
 
-/* Index of the length symbol (0 for 257) whose range holds `length` (3..258). */
-static int length_index(unsigned length) {
-  int index = 28;
-  while (LENGTH_BASE[index] > length) index--;
-  return index;
+/* Index of the length symbol (0 for 257) whose range holds `length` (3..258): eight one-length
+ * codes, then four codes for each number of extra bits, and 258 alone at the end. */
+static inline int length_index(unsigned length) {
+  unsigned v = length - 3;
+  if (length == MAX_RUN) return 28;
+  if (v < 8) return (int)v;
+  int extra = 31 - __builtin_clz(v) - 2;
+  return 4 * extra + (int)(v >> extra);
 }
 
 /* ---- Huffman codes ---- */
@@ -209,7 +212,10 @@ static void count_symbols(const uint8_t *in, size_t length, const run *runs, siz
   /* Four tables, so that neighbouring equal bytes do not wait on each other's increment. */
   uint32_t tables[4][256] = {{0}};
   size_t i = 0;
-  for (; i + 4 <= length; i += 4) tables[0][in[i]]++, tables[1][in[i + 1]]++, tables[2][in[i + 2]]++, tables[3][in[i + 3]]++;
+  for (; i + 8 <= length; i += 8) {
+    uint64_t eight = load64(in + i);
+    for (int k = 0; k < 8; k++) tables[k & 3][(eight >> (8 * k)) & 0xff]++;
+  }
   for (; i < length; i++) tables[0][in[i]]++;
   for (int b = 0; b < 256; b++) frequency[b] = tables[0][b] + tables[1][b] + tables[2][b] + tables[3][b];
   for (size_t r = 0; r < run_count; r++) {
