@@ -140,8 +140,9 @@ static inline void put(bit_writer *w, uint64_t value, int bits) {
 /* ---- The stream ---- */
 
 size_t run_deflate_bound(size_t length) {
-  /* Worst case 15 bits a byte, the block header (under 400 bytes) and put()'s slack. */
-  return length * 2 + 512;
+  /* Literals of up to 14 bits (a run of 4 or more takes at most 20), the block header (at most 288
+   * code lengths of 14 bits and 19 of 3, about 520 bytes) and put()'s 8 bytes of slack. */
+  return length * 2 + 1024;
 }
 
 typedef struct {

@@ -15,110 +15,31 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import { type ApiKeyLookup, usageMonthOf } from '../../accounts/index.js';
+import { usageMonthOf } from '../../accounts/index.js';
 import { LruCache } from '../../cache/lru.js';
-import { TILE_TYPES, type TileType } from '../../catalogue/survey.js';
 import type { Services } from '../../composition.js';
 import { utcDate } from '../../geo/dates.js';
-import type { TileCoord } from '../../geo/web-mercator.js';
 import { rotationFor } from '../../tiles/panorama.js';
-import { freshPlan, type MemoPlan } from '../../tiles/plan-memo.js';
-import { candidateOf, type TileFilter } from '../../tiles/tile-candidates.js';
-import type { RenderedTile, TileFormat } from '../../tiles/tile-renderer.js';
-import { apiKeyOf } from '../auth.js';
+import type { MemoPlan } from '../../tiles/plan-memo.js';
+import type { RenderedTile } from '../../tiles/tile-renderer.js';
 import { failureFromError } from '../error-table.js';
 import { redactUrl } from '../log-safety.js';
 import { rawHeader } from '../raw-header.js';
-import { accessLogEnabled, CORS_HEADERS, requestIdOf } from '../request-lifecycle.js';
+import { accessLogEnabled, CORS_HEADERS } from '../request-lifecycle.js';
 import type { ServerState } from '../system-routes.js';
 import type { RequestHead } from './request-head.js';
 import type { SocketAnswer } from './socket-lane.js';
-import {
-  cacheControlOf,
-  etagOf,
-  LOCATION_MAX_AGE,
-  matchesIfNoneMatch,
-  noImagery,
-  rateLimited,
-  rateLimitPairs,
-  SURVEY_MAX_AGE,
-  surveyMatches,
-} from './tile-http.js';
-import { parseTileAddress, parseTileFilter, plainQuery, type TileQueryString } from './tile-request.js';
+import { type StoredAnswer, storedTaken, type Taken, takeRequest } from './tile-ask.js';
+import { cacheControlOf, etagOf, matchesIfNoneMatch, noImagery, rateLimited, rateLimitPairs } from './tile-http.js';
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
-const TYPES: ReadonlySet<string> = new Set(TILE_TYPES);
-/** The routes' paths, within the schemas' limits (file <= 32) and find-my-way's (a parameter <= 100). */
-const LOCATION_PATH = /^\/tiles\/v3\/([A-Za-z]+)\/([^/]+)\/([^/]+)\/([^/]{1,32})$/;
-const SURVEY_PATH = /^\/tiles\/v3\/surveys\/([^/]{1,100})\/([A-Za-z]+)\/([^/]+)\/([^/]+)\/([^/]{1,32})$/;
-const LOCATION_PARAMETERS: ReadonlySet<string> = new Set(['apikey', 'since', 'until', 'include', 'exclude', 'mosaic']);
-const SURVEY_PARAMETERS: ReadonlySet<string> = new Set(['apikey', 'since', 'until', 'include', 'exclude']);
 const JSON_TYPE = 'application/json; charset=utf-8';
 const STANDARD_HEADERS = Object.entries(CORS_HEADERS).flat();
-
-/** What the answer to a request depends on besides the key's validity and its rate limit. */
-interface TileAsk {
-  /** The API key, when the URL carries it (only then can the URL stand for the request). */
-  keyInUrl: string | undefined;
-  type: TileType;
-  tile: TileCoord;
-  format: TileFormat;
-  maxAge: number;
-  /** The catalogue's change marker the plan was made under. */
-  catalogueMarker: string;
-  /** Today (UTC), when the query has dates: relative ones move at midnight. */
-  day: string | undefined;
-}
-
-/**
- * A pass-through answer remembered by its URL. A map asks for the same tiles again and again
- * (every client, every pan back), and for a stored tile parsing, planning and looking up the
- * tile cost more than sending it. Only what the URL and the catalogue decide is kept: the key is
- * verified and counted against its rate limit on every request, and the entry is dropped when the
- * catalogue changes or, for dated queries, the day does. Composites are not kept: they are drawn.
- */
-interface StoredAnswer extends TileAsk {
-  etag: string;
-  rendered: RenderedTile;
-}
-
-/** A request the lane has taken: every check fastify would make before the handler has passed. */
-interface Taken {
-  ask: TileAsk;
-  started: number;
-  url: string;
-  requestId: string;
-  caller: ApiKeyLookup;
-  /** The plan, or the remembered answer that makes one unnecessary. */
-  memo: MemoPlan | undefined;
-  stored: StoredAnswer | undefined;
-  catalogueMs: number;
-}
 
 /** Remembered pass-through answers; their bodies are the stored-JPEG cache's own buffers. */
 const STORED_ANSWERS = 65_536;
 const STORED_ANSWER_BYTES = 64 * 1024 * 1024;
-
-function storedTaken(
-  incomingId: string | undefined,
-  url: string,
-  stored: StoredAnswer,
-  caller: ApiKeyLookup,
-  started: number,
-): Taken {
-  const catalogueMs = performance.now() - started;
-  return {
-    ask: stored,
-    started,
-    url,
-    requestId: requestIdOf(incomingId),
-    caller,
-    memo: undefined,
-    stored,
-    catalogueMs,
-  };
-}
 
 function notModified(headers: string[], etag: string, cacheControl: string): void {
   headers.push('etag', etag, 'cache-control', cacheControl);
@@ -183,7 +104,7 @@ export class TileLane {
         this.#answer(request, response, takenNow).catch(failed);
         return;
       }
-      (stored ? this.#takeStored(request, url, stored) : this.#take(request, url))
+      (stored ? this.#takeStored(request, url, stored) : takeRequest(this.#services, this.#now, request, url))
         .then(
           (taken) => (taken ? this.#answer(request, response, taken) : fallback(request, response)),
           // A failure while deciding (the catalogue unreadable, say) is fastify's to answer and log.
@@ -247,73 +168,9 @@ export class TileLane {
     const caller = current ? await accounts.lookupApiKey(stored.keyInUrl as string) : undefined;
     if (!caller) {
       this.#stored.delete(url);
-      return this.#take(request, url);
+      return takeRequest(this.#services, this.#now, request, url);
     }
     return storedTaken(rawHeader(request, 'x-request-id'), url, stored, caller, started);
-  }
-
-  /** Everything a route checks before its handler answers; undefined to decline. */
-  async #take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
-    const started = performance.now();
-    const queryStart = url.indexOf('?');
-    const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    const search = queryStart === -1 ? '' : url.slice(queryStart + 1);
-    const survey = SURVEY_PATH.exec(path);
-    const location = survey ? null : LOCATION_PATH.exec(path);
-    const match = survey ?? location;
-    if (!match) return undefined;
-    const [surveyId, typeText, zText, xText, file] = survey
-      ? (match.slice(1) as [string, string, string, string, string])
-      : ([undefined, ...match.slice(1)] as [undefined, string, string, string, string]);
-    if (!TYPES.has(typeText)) return undefined;
-    const type = typeText as TileType;
-    const query = plainQuery(search, survey ? SURVEY_PARAMETERS : LOCATION_PARAMETERS);
-    if (!query) return undefined;
-    if (query.mosaic !== undefined && query.mosaic !== 'latest' && query.mosaic !== 'earliest') return undefined;
-    let tile: TileCoord;
-    let format: TileFormat;
-    let filter: TileFilter;
-    try {
-      ({ tile, format } = parseTileAddress(zText, xText, file));
-      filter = parseTileFilter(type, query as TileQueryString, () => utcDate(this.#now()));
-    } catch {
-      return undefined;
-    }
-    const { accounts, catalogue, tiles } = this.#services;
-    const catalogueMarker = await tiles.candidates.marker();
-    const key = apiKeyOf(query.apikey, rawHeader(request, 'authorization', true));
-    const caller = key === undefined ? undefined : await accounts.lookupApiKey(key);
-    if (!caller) return undefined;
-
-    let memo: MemoPlan;
-    if (surveyId === undefined) {
-      memo = tiles.plans.plan(tile, await tiles.candidates.find(tile, filter));
-    } else {
-      const found = await catalogue.get(surveyId);
-      const candidate = found ? candidateOf(found, type) : undefined;
-      if (!found || !candidate) return undefined;
-      memo = freshPlan(tile, surveyMatches(found, filter) ? [candidate] : []);
-    }
-    if (memo.plan.layers.length === 0) return undefined;
-    const dated = query.since !== undefined || query.until !== undefined;
-    return {
-      ask: {
-        keyInUrl: key === query.apikey ? key : undefined,
-        type,
-        tile,
-        format,
-        maxAge: surveyId === undefined ? LOCATION_MAX_AGE : SURVEY_MAX_AGE,
-        catalogueMarker,
-        day: dated ? utcDate(this.#now()) : undefined,
-      },
-      started,
-      url,
-      requestId: requestIdOf(rawHeader(request, 'x-request-id')),
-      caller,
-      memo,
-      stored: undefined,
-      catalogueMs: performance.now() - started,
-    };
   }
 
   async #answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
