@@ -28,7 +28,7 @@ export function contentTypeOf(format: EncodedFormat): 'image/jpeg' | 'image/png'
 
 /**
  * `picture` is 256 x 256 RGBA, or layers the encoder composites first (tile-codec.ts), transparent
- * black where nothing was drawn; `full` when no pixel is.
+ * black where nothing was drawn; `full` when no pixel is. `into`: where to write the bytes if they fit. `into`: where to write the bytes if they fit.
  * JPEG shows undrawn pixels black (it ignores alpha); PNG keeps them transparent (and has no alpha
  * when full). `rotation` turns the picture clockwise.
  */
@@ -37,8 +37,9 @@ export function encodeTile(
   full: boolean,
   format: EncodedFormat,
   rotation: Rotation,
+  into?: Buffer,
 ): Promise<Buffer> {
   return format === 'jpeg'
-    ? encodeJpeg(picture, TILE_SIZE, JPEG_QUALITY, rotation)
-    : encodePng(picture, TILE_SIZE, !full, PNG_COMPRESSION, rotation, PNG_FILTER);
+    ? encodeJpeg(picture, TILE_SIZE, JPEG_QUALITY, rotation, into)
+    : encodePng(picture, TILE_SIZE, !full, PNG_COMPRESSION, rotation, PNG_FILTER, into);
 }

@@ -24,9 +24,20 @@ export interface LayerChoice {
   covered: number;
 }
 
-/** Masks in draw order (the first wins where several have data). */
+function bitsSet(bits: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i < MASK_BYTES; i++) count += BITS_SET[bits[i] as number] as number;
+  return count;
+}
+
+/**
+ * Masks in draw order (the first wins where several have data). The bits are only counted when a
+ * second partial layer needs them: the common stack, a footprint over a whole tile, needs none.
+ */
 export function chooseLayers(masks: readonly TileMask[]): LayerChoice {
   const used: number[] = [];
+  /** The first partial layer's bits while it is the only one; coverage is copied from it when not. */
+  let first: Uint8Array | undefined;
   let coverage: Uint8Array | undefined;
   let covered = 0;
   for (let index = 0; index < masks.length && covered < TILE_PIXELS; index++) {
@@ -37,7 +48,15 @@ export function chooseLayers(masks: readonly TileMask[]): LayerChoice {
       covered = TILE_PIXELS;
       break;
     }
-    coverage ??= new Uint8Array(MASK_BYTES);
+    if (used.length === 0) {
+      first = mask.bits;
+      used.push(index);
+      continue;
+    }
+    if (coverage === undefined) {
+      coverage = Uint8Array.from(first as Uint8Array);
+      covered = bitsSet(coverage);
+    }
     let added = 0;
     for (let i = 0; i < MASK_BYTES; i++) {
       const before = coverage[i] as number;
@@ -52,5 +71,6 @@ export function chooseLayers(masks: readonly TileMask[]): LayerChoice {
       covered += added;
     }
   }
+  if (first !== undefined && coverage === undefined && covered === 0) covered = bitsSet(first);
   return { used, covered };
 }

@@ -35,8 +35,18 @@ export const MAX_STACK_LAYERS = 16;
 type AddonPicture = Uint8Array | Uint8Array[];
 type AddonMasks = (Uint8Array | undefined)[] | undefined;
 
+/** The addon answers the length when the bytes fitted `into`, else a Buffer of them. */
+type AddonResult = Promise<Buffer | number>;
+
 interface Addon {
-  encodeJpeg(rgba: AddonPicture, size: number, quality: number, rotation: Rotation, masks: AddonMasks): Promise<Buffer>;
+  encodeJpeg(
+    rgba: AddonPicture,
+    size: number,
+    quality: number,
+    rotation: Rotation,
+    masks: AddonMasks,
+    into: Uint8Array | undefined,
+  ): AddonResult;
   encodePng(
     rgba: AddonPicture,
     size: number,
@@ -45,7 +55,14 @@ interface Addon {
     rotation: Rotation,
     filter: number | undefined,
     masks: AddonMasks,
-  ): Promise<Buffer>;
+    into: Uint8Array | undefined,
+  ): AddonResult;
+}
+
+/** The encoded bytes: a view of `into` when they fitted there. */
+async function bytesOf(result: AddonResult, into: Buffer | undefined): Promise<Buffer> {
+  const answer = await result;
+  return typeof answer === 'number' ? (into as Buffer).subarray(0, answer) : answer;
 }
 
 /** The addon's form of a picture: a buffer, or the layers' pixels and masks as two arrays. */
@@ -75,12 +92,19 @@ function load(): Addon {
 
 /**
  * Baseline JPEG, YCbCr 4:2:0, standard Huffman tables, of `picture` (alpha ignored), whose buffers
- * must not change until the promise settles; `rotation` turns the picture clockwise. Bad arguments
- * throw a TypeError or RangeError at once.
+ * must not change until the promise settles; `rotation` turns the picture clockwise. `into`: where to
+ * write the bytes if they fit (the answer is then a view of it), so that a caller can reuse one
+ * buffer for many tiles; a new Buffer otherwise. Bad arguments throw a TypeError or RangeError at once.
  */
-export function encodeJpeg(picture: Picture, size: number, quality: number, rotation: Rotation): Promise<Buffer> {
+export function encodeJpeg(
+  picture: Picture,
+  size: number,
+  quality: number,
+  rotation: Rotation,
+  into?: Buffer,
+): Promise<Buffer> {
   const [rgba, masks] = split(picture);
-  return load().encodeJpeg(rgba, size, quality, rotation, masks);
+  return bytesOf(load().encodeJpeg(rgba, size, quality, rotation, masks, into), into);
 }
 
 /** 8-bit RGB PNG, or RGBA `withAlpha`, deflated as `compression` says; otherwise as encodeJpeg. */
@@ -91,6 +115,7 @@ export function encodePng(
   compression: PngCompression,
   rotation: Rotation,
   filter?: PngFilter,
+  into?: Buffer,
 ): Promise<Buffer> {
   // -1 is how the addon is told `runs`; as a number it would slip past the addon's range check.
   if (typeof compression === 'number' && compression < 0) throw new RangeError('a zlib level is 0 to 12');
@@ -98,5 +123,5 @@ export function encodePng(
   // An unknown filter becomes NaN, which the addon refuses like any number out of range.
   const type = filter === undefined ? undefined : (FILTER_TYPES[filter] ?? Number.NaN);
   const [rgba, masks] = split(picture);
-  return load().encodePng(rgba, size, withAlpha, level, rotation, type, masks);
+  return bytesOf(load().encodePng(rgba, size, withAlpha, level, rotation, type, masks, into), into);
 }

@@ -5,6 +5,7 @@
  */
 import type { Asset } from '../catalogue/survey.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
+import { AnswerBuffers } from './answer-buffers.js';
 import { TileCanvas } from './canvas.js';
 import { type CogTileAddress, type CogTiles, TILE_PIXELS, type TileMask } from './cog-tiles.js';
 import { contentTypeOf, type EncodedFormat, encodeTile } from './encode.js';
@@ -30,7 +31,17 @@ export interface RenderedTile {
   surveyIds: string[];
   /** Sent as stored in the COG. */
   passThrough: boolean;
+  /**
+   * Call once `body` has been sent (or will not be): it lives in a buffer the renderer reuses for
+   * another tile. Absent when the body is the caller's to keep. Never call it earlier.
+   */
+  release?: () => void;
 }
+
+/** Encoded tiles up to this size are written into reused buffers (PNG with alpha is about 150 KB). */
+const ANSWER_BUFFER_BYTES = 256 * 1024;
+/** Unused answer buffers kept: enough for the answers in flight at 64 connections and more. */
+const ANSWER_BUFFERS_KEPT = 128;
 
 interface Drawn {
   /** A drawn canvas, or the layers the encoder composites itself. */
@@ -67,6 +78,7 @@ function isOneToOne(layer: PlannedLayer): boolean {
 export class TileRenderer {
   readonly #tiles: CogTiles;
   readonly #gate: WorkGate;
+  readonly #buffers = new AnswerBuffers(ANSWER_BUFFER_BYTES, ANSWER_BUFFERS_KEPT);
 
   /** `gate`: where encodes wait for a core (shared with the decodes of `tiles`). */
   constructor(tiles: CogTiles, gate: WorkGate) {
@@ -101,12 +113,27 @@ export class TileRenderer {
       : await this.#composite(plan, layers, masks);
     if (!drawn) return undefined;
     const encoded: EncodedFormat = format === 'jpg' || (format === 'img' && drawn.full) ? 'jpeg' : 'png';
-    const body = await this.#gate.run(() => {
-      // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
-      throwIfAbandoned(abandoned);
-      return encodeTile(drawn.picture, drawn.full, encoded, rotation);
-    });
-    return { body, contentType: contentTypeOf(encoded), surveyIds: drawn.surveyIds, passThrough: false };
+    const into = this.#buffers.take();
+    let body: Buffer;
+    try {
+      body = await this.#gate.run(() => {
+        // Checked again once a core is free: the wait in the gate is where abandoned requests pile up.
+        throwIfAbandoned(abandoned);
+        return encodeTile(drawn.picture, drawn.full, encoded, rotation, into);
+      });
+    } catch (error) {
+      this.#buffers.give(into);
+      throw error;
+    }
+    const tile: RenderedTile = {
+      body,
+      contentType: contentTypeOf(encoded),
+      surveyIds: drawn.surveyIds,
+      passThrough: false,
+    };
+    if (body.buffer !== into.buffer) this.#buffers.give(into);
+    else tile.release = () => this.#buffers.give(into);
+    return tile;
   }
 
   async #stack(plan: TilePlan<AssetCandidate>, layers: LayerRead[][], masks: TileMask[][]): Promise<Drawn | undefined> {

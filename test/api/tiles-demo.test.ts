@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -19,6 +20,7 @@ import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { run, tempDir } from '../support/fixtures.js';
 import { readRaster } from '../support/pixels.js';
 import { comparePixels } from '../support/reference.js';
+import { exchange } from './raw-http.js';
 
 const STORE = DEMO_LANDMARKS.find((l) => l.id === 'red-roof-store') as (typeof DEMO_LANDMARKS)[number];
 const OLD = '6f1c2a9e-3b7d-4e51-9a0c-2d4e8b1f7a01'; // 2024-03-14
@@ -369,5 +371,50 @@ describe('tiles over the demo town', () => {
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-type'), 'image/jpeg');
     assert.equal((await r.arrayBuffer()).byteLength, 0);
+  });
+
+  test('answers waiting to be sent keep their bytes while other tiles are drawn (encode buffers are reused only once sent)', async () => {
+    const composites = [...(await townTiles(17)), ...(await townTiles(18))]
+      .filter(({ answer }) => (answer.headers.get('x-survey-ids') ?? '').split(',').length >= 2)
+      .map(({ at }) => at);
+    assert.ok(composites.length >= 4, `${composites.length} composite tiles`);
+    // The lane's answers, and fastify's (the lane leaves percent-encoded queries to it), as PNG and JPEG.
+    const paths = composites.flatMap(({ z, x, y }) =>
+      ['png', 'jpg'].flatMap((format) => [
+        `/tiles/v3/Vert/${z}/${x}/${y}.${format}?apikey=${town.apiKey}`,
+        `/tiles/v3/North/${z}/${x}/${y}.${format}?since=2020%2D01%2D01&apikey=${town.apiKey}`,
+      ]),
+    );
+    const expected = await Promise.all(
+      paths.map(async (path) => Buffer.from(await (await fetch(base + path)).arrayBuffer())),
+    );
+    // One connection asks for every tile at once and reads nothing: answers queue behind the first
+    // ones in the server, unsent, while the same tiles are drawn again for other connections.
+    const { port } = new URL(base);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.pause();
+    // More than the kernel's socket buffers hold (about 10 MB on loopback), so that answers wait in the server.
+    const queued = Array.from({ length: 8 }, () => paths).flat();
+    socket.write(queued.map((path) => `GET ${path} HTTP/1.1\r\nHost: nadir\r\n\r\n`).join(''));
+    for (let round = 0; round < 3; round++) {
+      const again = await Promise.all(
+        paths.map(async (path) => Buffer.from(await (await fetch(base + path)).arrayBuffer())),
+      );
+      again.forEach((body, i) => assert.ok(body.equals(expected[i] as Buffer), `${paths[i]}: the same bytes again`));
+    }
+    const reading = exchange(Number(port), [], Array<boolean>(queued.length).fill(false), {
+      socket,
+      timeoutMs: 60_000,
+    });
+    socket.resume();
+    const { responses } = await reading;
+    socket.destroy();
+    assert.equal(responses.length, queued.length);
+    responses.forEach((response, i) => {
+      assert.equal(response.status, 200);
+      const want = expected[i % paths.length] as Buffer;
+      assert.ok(response.body.equals(want), `${queued[i]} (#${i}): the queued answer kept its bytes`);
+    });
   });
 });

@@ -350,6 +350,31 @@ describe('rotation', () => {
   });
 });
 
+describe('into', () => {
+  it('writes the bytes into the buffer given when they fit, and answers a view of it', async () => {
+    const rgba = randomTile(9);
+    for (const encode of [
+      (into?: Buffer) => encodePng(rgba, N, true, 'runs', 0, 'paeth', into),
+      (into?: Buffer) => encodeJpeg(rgba, N, 85, 0, into),
+    ]) {
+      const alone = await encode();
+      const into = Buffer.alloc(512 * 1024, 0xee);
+      const written = await encode(into);
+      assert.ok(written.equals(alone), 'the same bytes');
+      assert.equal(written.buffer, into.buffer, 'a view of the buffer given');
+      assert.equal(written.byteOffset, into.byteOffset);
+      assert.equal(into[written.length], 0xee, 'nothing written past the bytes');
+      const small = Buffer.alloc(100, 0xee);
+      const apart = await encode(small);
+      assert.ok(apart.equals(alone) && apart.buffer !== small.buffer, 'too small: a Buffer of its own');
+      assert.ok(
+        small.every((byte) => byte === 0xee),
+        'too small: left as it was',
+      );
+    }
+  });
+});
+
 describe('bad arguments', () => {
   const rgba = Buffer.alloc(N * N * 4);
   const cases: [string, () => unknown, typeof TypeError | typeof RangeError][] = [
@@ -370,6 +395,7 @@ describe('bad arguments', () => {
     ['rotation 360', () => encodePng(rgba, N, false, 1, 360 as never), RangeError],
     ['level -1', () => encodePng(rgba, N, false, -1, 0), RangeError],
     ['compression "fast"', () => encodePng(rgba, N, false, 'fast' as never, 0), TypeError],
+    ['into as an array', () => encodeJpeg(rgba, N, 85, 0, [0] as never), TypeError],
     ['an unknown filter', () => encodePng(rgba, N, false, 1, 0, 'average' as never), RangeError],
     ['level 13', () => encodePng(rgba, N, false, 13, 0), RangeError],
     ['withAlpha as a string', () => encodePng(rgba, N, 'yes' as never, 1, 0), TypeError],

@@ -5,6 +5,7 @@
  */
 #include <node_api.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec.h"
 #include "stack.h"
@@ -19,10 +20,14 @@ typedef struct {
   napi_async_work work;
   napi_deferred deferred;
   /* The picture: one RGBA buffer, or `layers` of them (top first) composited through `masks`. */
-  napi_ref inputs[2 * MAX_LAYERS];
+  napi_ref inputs[2 * MAX_LAYERS + 1]; /* every layer and mask, and `into` */
   int input_count, layers;
   const uint8_t *rgba;
   const uint8_t *pixels[MAX_LAYERS], *masks[MAX_LAYERS];
+  /* Where the caller wants the bytes (optional): copied there when they fit, the length then the answer. */
+  uint8_t *into;
+  size_t into_length;
+  int fitted;
   int png, size, quality, with_alpha, level, rotation;
   enum png_filter filter;
   encoded out;
@@ -113,6 +118,24 @@ static int pixels_arg(napi_env env, napi_value value, napi_value masks, int size
   return 1;
 }
 
+/* An optional Uint8Array to write the encoded bytes into. */
+static int into_arg(napi_env env, napi_value value, job *j) {
+  napi_valuetype type;
+  bool is_typed_array = false;
+  napi_typedarray_type element;
+  void *data;
+  napi_typeof(env, value, &type);
+  if (type == napi_undefined) return 1;
+  napi_is_typedarray(env, value, &is_typed_array);
+  if (!is_typed_array || napi_get_typedarray_info(env, value, &element, &j->into_length, &data, NULL, NULL) != napi_ok ||
+      element != napi_uint8_array) {
+    napi_throw_type_error(env, NULL, "into must be a Uint8Array");
+    return 0;
+  }
+  j->into = data;
+  return pin(env, value, j);
+}
+
 static void unpin(napi_env env, job *j) {
   for (int i = 0; i < j->input_count; i++) napi_delete_reference(env, j->inputs[i]);
 }
@@ -133,13 +156,27 @@ static void execute(napi_env env, void *data) {
   j->error = j->png ? encode_png(rgba, j->size, j->with_alpha, j->level, j->rotation, j->filter, &j->out)
                     : encode_jpeg(rgba, j->size, j->quality, j->rotation, &j->out);
   free(composite);
+  if (!j->error && j->into && j->out.length <= j->into_length) {
+    memcpy(j->into, j->out.data, j->out.length);
+    j->fitted = 1;
+  }
+}
+
+static void free_encoded(napi_env env, void *data, void *hint) {
+  (void)env, (void)hint;
+  free(data);
 }
 
 static void complete(napi_env env, napi_status status, void *data) {
   job *j = data;
   napi_value result = NULL;
-  if (status == napi_ok && !j->error &&
-      napi_create_buffer_copy(env, j->out.length, j->out.data, NULL, &result) == napi_ok) {
+  /* The encoded bytes become the Buffer as they are (a PNG tile is 100 KB: no copy on the event loop);
+   * free_encoded releases them when the Buffer is collected. */
+  if (status == napi_ok && !j->error && j->fitted && napi_create_uint32(env, (uint32_t)j->out.length, &result) == napi_ok) {
+    napi_resolve_deferred(env, j->deferred, result);
+  } else if (status == napi_ok && !j->error &&
+             napi_create_external_buffer(env, j->out.length, j->out.data, free_encoded, NULL, &result) == napi_ok) {
+    j->out.data = NULL;
     napi_resolve_deferred(env, j->deferred, result);
   } else {
     napi_value message;
@@ -154,9 +191,9 @@ static void complete(napi_env env, napi_status status, void *data) {
 }
 
 /* Takes over `j` (freed here on failure, in complete() otherwise). */
-static napi_value start(napi_env env, job *j, napi_value pixels, napi_value masks) {
+static napi_value start(napi_env env, job *j, napi_value pixels, napi_value masks, napi_value into) {
   napi_value name, promise;
-  if (!pixels_arg(env, pixels, masks, j->size, j)) {
+  if (!pixels_arg(env, pixels, masks, j->size, j) || !into_arg(env, into, j)) {
     unpin(env, j);
     free(j);
     return NULL;
@@ -172,10 +209,11 @@ static napi_value start(napi_env env, job *j, napi_value pixels, napi_value mask
   return promise;
 }
 
-/* encodeJpeg(rgba, size, quality, rotation, masks?): Promise<Buffer> */
+/* encodeJpeg(rgba, size, quality, rotation, masks?, into?): Promise<Buffer | number>: the bytes'
+ * length when they were written into `into`, else a Buffer of them. */
 static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   job *j = calloc(1, sizeof *j);
   if (!j) {
@@ -188,14 +226,14 @@ static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
     free(j);
     return NULL;
   }
-  return start(env, j, argv[0], argv[4]);
+  return start(env, j, argv[0], argv[4], argv[5]);
 }
 
-/* encodePng(rgba, size, withAlpha, level, rotation, filter?, masks?): Promise<Buffer>; filter is PNG's
- * type byte, level -1 run_deflate.c's encoder. */
+/* encodePng(rgba, size, withAlpha, level, rotation, filter?, masks?, into?): as encodeJpeg; filter is
+ * PNG's type byte, level -1 run_deflate.c's encoder. */
 static napi_value encode_png_js(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
-  napi_value argv[7];
+  size_t argc = 8;
+  napi_value argv[8];
   napi_valuetype filter_type;
   bool with_alpha;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
@@ -224,7 +262,7 @@ static napi_value encode_png_js(napi_env env, napi_callback_info info) {
     goto fail;
   }
   j->filter = (enum png_filter)filter;
-  return start(env, j, argv[0], argv[6]);
+  return start(env, j, argv[0], argv[6], argv[7]);
 fail:
   free(j);
   return NULL;

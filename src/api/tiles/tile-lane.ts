@@ -202,7 +202,7 @@ export class TileLane {
         throw noImagery(ask.tile);
       }
       this.#tile(headers, timings, etag, cacheControl, rendered, account.id, now);
-      this.#send(request, response, 200, headers, timings, taken, rendered.body);
+      this.#send(request, response, 200, headers, timings, taken, rendered.body, rendered.release);
     } catch (error) {
       // Nobody is listening: nothing to answer, and not a server fault worth an error line.
       if (request.socket.destroyed) return;
@@ -238,9 +238,12 @@ export class TileLane {
     timings: string[],
     taken: Taken,
     body: Buffer | undefined,
+    /** The body's buffer may be reused once the answer is sent: 'finish', never earlier. */
+    release?: () => void,
   ): void {
     const durationMs = completeHeaders(headers, timings, taken, body, 'lane;dur=0');
     response.writeHead(status, headers);
+    if (release) response.once('finish', release);
     response.end(body);
     this.#logAccess(request.method, request.url, taken.requestId, status, durationMs);
   }

@@ -107,6 +107,8 @@ export function registerTileRoutes(app: FastifyInstance, services: Services, now
     addServerTiming(request, rendered.passThrough ? 'passthrough' : 'composite', 0);
     const caller = request.tileCaller as ApiKeyLookup;
     tileUsage.count(caller.account.id, usageMonthOf(now()));
+    // The body's buffer may be reused once the answer is sent: 'finish', never earlier.
+    if (rendered.release) reply.raw.once('finish', rendered.release);
     return reply
       .header('content-type', rendered.contentType)
       .header('x-survey-ids', rendered.surveyIds.join(','))
