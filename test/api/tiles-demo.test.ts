@@ -401,7 +401,9 @@ describe('tiles over the demo town', () => {
       const again = await Promise.all(
         paths.map(async (path) => Buffer.from(await (await fetch(base + path)).arrayBuffer())),
       );
-      again.forEach((body, i) => assert.ok(body.equals(expected[i] as Buffer), `${paths[i]}: the same bytes again`));
+      for (const [i, body] of again.entries()) {
+        assert.ok(body.equals(expected[i] as Buffer), `${paths[i]}: the same bytes again`);
+      }
     }
     const reading = exchange(Number(port), [], Array<boolean>(queued.length).fill(false), {
       socket,
