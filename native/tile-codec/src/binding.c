@@ -78,7 +78,10 @@ static const uint8_t *bytes_arg(napi_env env, napi_value value, size_t length, c
 
 /* Keeps `value` alive until the encode is done. */
 static int pin(napi_env env, napi_value value, job *j) {
-  return napi_create_reference(env, value, 1, &j->inputs[j->input_count++]) == napi_ok;
+  napi_ref reference;
+  if (napi_create_reference(env, value, 1, &reference) != napi_ok) return 0;
+  j->inputs[j->input_count++] = reference;
+  return 1;
 }
 
 /* Size x size RGBA pixels: a Uint8Array, or an array of 1 to MAX_LAYERS of them (top first) with
