@@ -1,4 +1,3 @@
-import type { Statement } from 'better-sqlite3';
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
 import { type MultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
@@ -112,7 +111,6 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   readonly #db: SqliteDatabase;
   /** PRAGMA data_version only moves for other connections' commits; this counts our own. */
   #ownWrites = 0;
-  #dataVersion: Statement | undefined;
   #seenDataVersion = -1;
   /** catalogue_changes as last read. */
   #changes = 0;
@@ -127,6 +125,8 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     db.function('nadir_listing', { deterministic: true }, (body) => listingJson(JSON.parse(String(body)) as Survey));
     migrate(db, 'catalogue', MIGRATIONS);
     this.#statements = {
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
+      changes: db.prepare('SELECT changes FROM catalogue_changes').pluck(),
       rowidOf: db.prepare('SELECT rowid FROM surveys WHERE id = ?'),
       deleteSurvey: db.prepare('DELETE FROM surveys WHERE rowid = ?'),
       deleteExtent: db.prepare('DELETE FROM survey_extent WHERE survey_rowid = ?'),
@@ -261,11 +261,10 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
    * is the catalogue's own change count read, so other tables' writes leave the marker alone.
    */
   changeMarkerNow(): string {
-    this.#dataVersion ??= this.#db.prepare('PRAGMA data_version').pluck();
-    const dataVersion = this.#dataVersion.get() as number;
+    const dataVersion = this.#statements.dataVersion.get() as number;
     if (dataVersion !== this.#seenDataVersion) {
       this.#seenDataVersion = dataVersion;
-      this.#changes = this.#db.prepare('SELECT changes FROM catalogue_changes').pluck().get() as number;
+      this.#changes = this.#statements.changes.get() as number;
     }
     return `${this.#changes}:${this.#ownWrites}`;
   }

@@ -7,8 +7,8 @@
  * Settings, measured on aerial tiles: Huffman optimisation costs 30-60% more time for 2-5% fewer
  * bytes. PNG: the Paeth filter and run_deflate.c's `runs` (one Huffman block, runs of a byte the
  * only matches) take about half the time of libdeflate's fastest level with the up filter, for
- * about 7% more bytes on full tiles, and far fewer where a tile is transparent; a PNG encode took
- * twice as long as a JPEG one before, which held composite PNG tiles to two thirds the rate.
+ * about 7% more bytes on full tiles, and far fewer where a tile is transparent. A PNG encode
+ * took four times as long as a JPEG one with libdeflate and takes twice as long now.
  */
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { Rotation } from './panorama.js';

@@ -71,6 +71,7 @@ export function chooseLayers(masks: readonly TileMask[]): LayerChoice {
       covered += added;
     }
   }
-  if (first !== undefined && coverage === undefined && covered === 0) covered = bitsSet(first);
+  // One partial layer and nothing under it: its bits were never counted.
+  if (covered === 0 && first !== undefined) covered = bitsSet(first);
   return { used, covered };
 }

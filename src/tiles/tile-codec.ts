@@ -1,7 +1,7 @@
 /**
  * The tile encoder addon (native/tile-codec, built by scripts/setup.sh): compositing, libjpeg-turbo
- * and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only need encode.ts's
- * constants (the ETag) do not need the binary.
+ * and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only
+ * need encode.ts's constants (the ETag) do not need the binary.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';

@@ -173,10 +173,10 @@ static void free_encoded(napi_env env, void *data, void *hint) {
 static void complete(napi_env env, napi_status status, void *data) {
   job *j = data;
   napi_value result = NULL;
-  /* The encoded bytes become the Buffer as they are (a PNG tile is 100 KB: no copy on the event loop);
-   * free_encoded releases them when the Buffer is collected. */
   if (status == napi_ok && !j->error && j->fitted && napi_create_uint32(env, (uint32_t)j->out.length, &result) == napi_ok) {
     napi_resolve_deferred(env, j->deferred, result);
+    /* Otherwise the encoded bytes become the Buffer as they are (a PNG tile is 100 KB: no copy on
+     * the event loop); free_encoded releases them when the Buffer is collected. */
   } else if (status == napi_ok && !j->error &&
              napi_create_external_buffer(env, j->out.length, j->out.data, free_encoded, NULL, &result) == napi_ok) {
     j->out.data = NULL;

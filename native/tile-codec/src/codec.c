@@ -1,5 +1,6 @@
 /*
- * JPEG through libjpeg-turbo and PNG through libdeflate, straight from the RGBA canvas: the alpha
+ * JPEG through libjpeg-turbo and PNG through run_deflate.c (or libdeflate at a zlib level, which
+ * the encoder benchmark compares), straight from the RGBA canvas: the alpha
  * byte is skipped while reading (libjpeg-turbo's RGBX input, PNG's row packing) and a turned tile
  * is read in turned order, so no whole-picture copy is made on the way.
  */
@@ -161,29 +162,15 @@ WITH_AVX2_CLONE static void filter_row(const uint8_t *restrict row, const uint8_
   }
 }
 
-/* The zlib stream (RFC 1950) of `raw` at `level`, or run_deflate's for PNG_LEVEL_RUNS; 0 on failure. */
-static size_t zlib_stream(const uint8_t *raw, size_t length, int level, uint8_t *out, size_t room) {
-  if (level != PNG_LEVEL_RUNS) {
-    struct libdeflate_compressor *zlib = libdeflate_alloc_compressor(level);
-    if (!zlib) return 0;
-    size_t written = libdeflate_zlib_compress(zlib, raw, length, out, room);
-    libdeflate_free_compressor(zlib);
-    return written;
-  }
+/* The zlib stream (RFC 1950) of `raw`: libdeflate's with `zlib`, else run_deflate's; 0 on failure. */
+static size_t zlib_stream(const uint8_t *raw, size_t length, struct libdeflate_compressor *zlib, uint8_t *out,
+                          size_t room) {
+  if (zlib) return libdeflate_zlib_compress(zlib, raw, length, out, room);
   out[0] = 0x78, out[1] = 0x01; /* deflate, 32 KiB window, no dictionary; FCHECK makes it a multiple of 31 */
   size_t deflated = run_deflate(raw, length, out + 2);
   if (deflated == 0) return 0;
   put32(out + 2 + deflated, libdeflate_adler32(1, raw, length));
   return 2 + deflated + 4;
-}
-
-/* Bytes zlib_stream may write. */
-static size_t zlib_bound(size_t length, int level) {
-  if (level == PNG_LEVEL_RUNS) return 2 + run_deflate_bound(length) + 4;
-  struct libdeflate_compressor *zlib = libdeflate_alloc_compressor(level);
-  size_t bound = zlib ? libdeflate_zlib_compress_bound(zlib, length) : 0;
-  libdeflate_free_compressor(zlib);
-  return bound;
 }
 
 const char *encode_png(const uint8_t *rgba, int size, int with_alpha, int level, int rotation,
@@ -193,11 +180,15 @@ const char *encode_png(const uint8_t *rgba, int size, int with_alpha, int level,
   size_t stride = (size_t)size * channels;
   size_t raw_length = (size_t)size * (stride + 1);
 
-  size_t bound = zlib_bound(raw_length, level);
+  /* A libdeflate compressor per call: allocating one takes about 4 us, deflating a tile 1 ms. */
+  int runs = level == PNG_LEVEL_RUNS;
+  struct libdeflate_compressor *zlib = runs ? NULL : libdeflate_alloc_compressor(level);
+  size_t bound = runs ? 2 + run_deflate_bound(raw_length) + 4 : zlib ? libdeflate_zlib_compress_bound(zlib, raw_length) : 0;
   uint8_t *raw = malloc(raw_length);
   uint8_t *rows = calloc(2, stride); /* the raw row above (zeros above the first) and this one */
   uint8_t *png = bound ? malloc(8 + 25 + 12 + bound + 12) : NULL;
   if (!raw || !rows || !png) {
+    libdeflate_free_compressor(zlib);
     free(raw);
     free(rows);
     free(png);
@@ -218,7 +209,8 @@ const char *encode_png(const uint8_t *rgba, int size, int with_alpha, int level,
   header[1] = with_alpha ? 6 : 2; /* colour type: RGBA or RGB */
   header[2] = header[3] = header[4] = 0; /* deflate, adaptive filtering, not interlaced */
   uint8_t *p = finish_chunk(png + 8, "IHDR", 13);
-  size_t compressed = zlib_stream(raw, raw_length, level, p + 8, bound);
+  size_t compressed = zlib_stream(raw, raw_length, zlib, p + 8, bound);
+  libdeflate_free_compressor(zlib);
   free(raw);
   if (compressed == 0) {
     free(png);
