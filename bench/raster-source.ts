@@ -13,7 +13,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Survey } from '../src/catalogue/survey.js';
-import { createServices } from '../src/composition.js';
+import { createServices, systemClock } from '../src/composition.js';
 import { parseConfig } from '../src/config/config.js';
 
 const run = promisify(execFile);
@@ -87,7 +87,7 @@ export async function benchSurvey(dir: string, log: (message: string) => void): 
   const { ortho, dsm } = await buildSources(dir);
   log('ingesting them (COG writing, a minute or so)');
   const data = join(dir, 'data');
-  const services = createServices(parseConfig({ NADIR_DATA_DIR: data }, data));
+  const services = createServices(parseConfig({ NADIR_DATA_DIR: data }, data), systemClock);
   try {
     const manifest = join(dir, 'manifest.json');
     await writeFile(

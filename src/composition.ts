@@ -8,6 +8,7 @@ import { SqliteAccountStore } from './accounts/index.js';
 import { TileUsageCounter } from './accounts/tile-usage.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
 import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
+import type { Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
@@ -20,6 +21,8 @@ import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring }
 /** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
 export interface Services {
   config: Config;
+  /** The one clock every part below reads the time from. */
+  clock: Clock;
   catalogue: SurveyCatalogue;
   accounts: AccountStore;
   files: SurveyFiles;
@@ -83,16 +86,20 @@ function configureSharp(): void {
 /** How often batched tile counts are written to the usage ledger. */
 const TILE_USAGE_FLUSH_MS = 5_000;
 
-export function createServices(config: Config): Services {
+/** The wall clock: what `nadir` runs on. The only place in the service that reads it. */
+export const systemClock: Clock = () => new Date();
+
+/** `clock`: the system clock in production; tests pass one they set. Everything gets this one. */
+export function createServices(config: Config, clock: Clock): Services {
   configureGdal();
   configureSharp();
   // First, so a bad keyring fails before the database is opened.
-  const tokens = new TokenCodec(loadTokenKeyring(config));
+  const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
   const db = openSqlite(config.databasePath);
   const catalogue = new SqliteSurveyCatalogue(db);
-  const accounts = new SqliteAccountStore(db);
+  const accounts = new SqliteAccountStore(db, { now: clock });
   const files = new SurveyFiles(config.dataDir);
-  const ingestor = new SurveyIngestor(catalogue, files);
+  const ingestor = new SurveyIngestor(catalogue, files, clock);
   const tiles = new TileEngine(catalogue, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,
@@ -102,6 +109,7 @@ export function createServices(config: Config): Services {
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
   return {
     config,
+    clock,
     catalogue,
     accounts,
     files,

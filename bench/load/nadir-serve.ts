@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { createServices } from '../../src/composition.js';
+import { createServices, systemClock } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { freePort, removeScratch, type Service, scratchDir, startGroup, stopGroup, waitForHttp } from './processes.js';
 
@@ -72,7 +72,7 @@ export async function startNadirServe(options: NadirServeOptions): Promise<Nadir
  */
 export async function issueBenchKey(env: NodeJS.ProcessEnv, label: string, monthlyAllowance?: number): Promise<string> {
   const dataDir = env.NADIR_DATA_DIR as string;
-  const services = createServices(parseConfig(env, dataDir));
+  const services = createServices(parseConfig(env, dataDir), systemClock);
   try {
     const name = `bench ${label} ${randomUUID()}`;
     const account = await services.accounts.createAccount({ name, rasterSubscription: true, monthlyAllowance });

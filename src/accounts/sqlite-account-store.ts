@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { LruCache } from '../cache/lru.js';
+import type { Clock } from '../clock.js';
 import { migrate, openSqlite, type SqliteDatabase } from '../db/sqlite.js';
 import { invalidParameter, NadirError } from '../errors.js';
 import { apiKeyMatchesHash, displayPrefix, generateApiKey, keyIdOfApiKey, normaliseKeyId } from './api-key.js';
@@ -29,8 +30,8 @@ import {
 } from './validation.js';
 
 export interface SqliteAccountStoreOptions {
-  /** Clock for createdAt / revokedAt / billed_at; injectable for tests. */
-  now?: () => Date;
+  /** Clock for createdAt / revokedAt / billed_at. */
+  now: Clock;
 }
 
 interface AccountRow {
@@ -68,7 +69,7 @@ export class SqliteAccountStore implements AccountStore {
   // Preparing costs more than running a lookup; every statement here is reused per request.
   readonly #statements = new Map<string, Statement>();
   readonly #ownsDatabase: boolean;
-  readonly #now: () => Date;
+  readonly #now: Clock;
   readonly #ledger: SqliteUsageLedger;
   /**
    * Successful key lookups, valid while the marker is unchanged: PRAGMA data_version moves when
@@ -80,16 +81,16 @@ export class SqliteAccountStore implements AccountStore {
   #dataVersion: string | undefined;
 
   /** Opens (creating and migrating) the database at `path`; close() closes it. */
-  static open(path: string, options: SqliteAccountStoreOptions = {}): SqliteAccountStore {
+  static open(path: string, options: SqliteAccountStoreOptions): SqliteAccountStore {
     return new SqliteAccountStore(openSqlite(path), options, true);
   }
 
   /** Uses an already open database (e.g. the catalogue's); close() leaves it open. */
-  constructor(db: SqliteDatabase, options: SqliteAccountStoreOptions = {}, ownsDatabase = false) {
+  constructor(db: SqliteDatabase, options: SqliteAccountStoreOptions, ownsDatabase = false) {
     migrate(db, ACCOUNTS_MIGRATION_MODULE, ACCOUNTS_MIGRATIONS);
     this.#db = db;
     this.#ownsDatabase = ownsDatabase;
-    this.#now = options.now ?? (() => new Date());
+    this.#now = options.now;
     this.#ledger = new SqliteUsageLedger(db, this.#now);
   }
 

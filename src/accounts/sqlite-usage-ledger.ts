@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { SqliteDatabase } from '../db/sqlite.js';
 import type { AccountUsage, BillingResult, MonthUsage } from './types.js';
 import { accountNotFound, validAllowance, validMonth, validTileCount, validTokenId } from './validation.js';
@@ -19,11 +20,11 @@ interface UsageRow {
  */
 export class SqliteUsageLedger {
   readonly #db: SqliteDatabase;
-  readonly #now: () => Date;
+  readonly #now: Clock;
   readonly #sql: ReturnType<typeof prepareStatements>;
 
   /** The accounts migrations must already have run on `db`. */
-  constructor(db: SqliteDatabase, now: () => Date) {
+  constructor(db: SqliteDatabase, now: Clock) {
     this.#db = db;
     this.#now = now;
     this.#sql = prepareStatements(db);

@@ -17,8 +17,6 @@ import { registerTileRoutes } from './tiles/tile-route.js';
 export interface BuildServerOptions {
   /** Where log lines go (default stdout); tests pass a collector to inspect them. */
   logStream?: LogDestination;
-  /** The clock for "today" in relative dates; tests pin it. */
-  now?: () => Date;
 }
 
 /**
@@ -27,7 +25,7 @@ export interface BuildServerOptions {
  */
 export async function buildServer(services: Services, options: BuildServerOptions = {}): Promise<FastifyInstance> {
   const state: ServerState = { draining: false };
-  const now = options.now ?? (() => new Date());
+  const now = services.clock;
   const lane = new TileLane(services, now, state);
   let socketLane: SocketLane | undefined;
   const app = Fastify({

@@ -1,4 +1,4 @@
-import { createServices, type Services } from '../composition.js';
+import { createServices, type Services, systemClock } from '../composition.js';
 import { parseConfig } from '../config/config.js';
 import { isNadirError } from '../errors.js';
 import { packageVersion } from '../version.js';
@@ -45,7 +45,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const ctx: CliContext = {
       config,
       services: () => {
-        services ??= createServices(config);
+        services ??= createServices(config, systemClock);
         return services;
       },
       stdout: out,

@@ -2,6 +2,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import type { Asset, ContentType, Survey } from '../catalogue/survey.js';
+import type { Clock } from '../clock.js';
 import { NadirError } from '../errors.js';
 import type { MultiPolygon } from '../geo/polygon.js';
 import { writeCog } from './cog-writer.js';
@@ -34,9 +35,9 @@ interface IngestedAsset {
 export class SurveyIngestor {
   readonly #catalogue: SurveyCatalogue;
   readonly #files: SurveyFiles;
-  readonly #now: () => Date;
+  readonly #now: Clock;
 
-  constructor(catalogue: SurveyCatalogue, files: SurveyFiles, now: () => Date = () => new Date()) {
+  constructor(catalogue: SurveyCatalogue, files: SurveyFiles, now: Clock) {
     this.#catalogue = catalogue;
     this.#files = files;
     this.#now = now;

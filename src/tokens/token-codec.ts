@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import type { Clock } from '../clock.js';
 import { NadirError } from '../errors.js';
 import type { Aoi } from '../geo/aoi.js';
 import { decodeClaims, encodeClaims, type TransactionClaims } from './claims.js';
@@ -25,8 +26,8 @@ const MAX_TOKEN_LENGTH = 1024;
 const BASE64URL_PATTERN = /^[A-Za-z0-9_-]+$/;
 
 export interface TokenCodecOptions {
-  /** Clock for issuedAt; injected so tests control time. */
-  now?: () => Date;
+  /** Clock for issuedAt and expiresAt. */
+  now: Clock;
   validityMs?: number;
 }
 
@@ -79,10 +80,10 @@ export class TokenCodec {
   /** `t1.<current secret id>` as bytes: the additional authenticated data of every new token. */
   readonly #currentHeader: Buffer;
   readonly #secrets: ReadonlyMap<string, Uint8Array>;
-  readonly #now: () => Date;
+  readonly #now: Clock;
   readonly #validityMs: number;
 
-  constructor(keyring: TokenKeyring, options: TokenCodecOptions = {}) {
+  constructor(keyring: TokenKeyring, options: TokenCodecOptions) {
     // A Map, not the record: a token naming `__proto__` or `constructor` must find nothing.
     // Copies, so a caller reusing its buffers cannot change our keys.
     this.#secrets = new Map(
@@ -106,7 +107,7 @@ export class TokenCodec {
     this.#currentSecretId = keyring.current;
     this.#currentSecret = currentSecret;
     this.#currentHeader = Buffer.from(`${TOKEN_FORMAT_PREFIX}.${keyring.current}`, 'utf8');
-    this.#now = options.now ?? (() => new Date());
+    this.#now = options.now;
     this.#validityMs = options.validityMs ?? TOKEN_VALIDITY_MS;
   }
 

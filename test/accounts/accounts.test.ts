@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { SqliteAccountStore } from '../../src/accounts/index.js';
 import { openSqlite } from '../../src/db/sqlite.js';
+import { testClock } from '../support/clock.js';
 import { makeTempDir, rejectsNadirError } from './helpers.js';
 
 const FIXED_NOW = new Date('2025-03-14T09:26:53.000Z');
@@ -114,12 +115,12 @@ describe('SqliteAccountStore persistence', () => {
     const temp = makeTempDir();
     try {
       const path = join(temp.dir, 'nadir.db');
-      const first = SqliteAccountStore.open(path);
+      const first = SqliteAccountStore.open(path, { now: testClock().now });
       const account = await first.createAccount({ name: 'Acme', monthlyAllowance: 7 });
       await first.close();
 
       const shared = openSqlite(path);
-      const second = new SqliteAccountStore(shared);
+      const second = new SqliteAccountStore(shared, { now: testClock().now });
       assert.deepEqual(await second.getAccount(account.id), account);
       await second.close();
       // close() of a store built on a shared handle leaves the handle open for its owner.

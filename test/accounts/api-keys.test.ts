@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { type Account, SqliteAccountStore } from '../../src/accounts/index.js';
+import { testClock } from '../support/clock.js';
 import { makeTempDir, rejectsNadirError } from './helpers.js';
 
 describe('API keys', () => {
@@ -117,7 +118,7 @@ describe('API key storage', () => {
     const temp = makeTempDir();
     try {
       const path = join(temp.dir, 'accounts.db');
-      const store = SqliteAccountStore.open(path);
+      const store = SqliteAccountStore.open(path, { now: testClock().now });
       const account = await store.createAccount({ name: 'Acme' });
       const keys = [await store.issueApiKey(account.id), await store.issueApiKey(account.id)];
       await store.revokeApiKey(keys[0]?.id ?? '');
@@ -140,7 +141,7 @@ describe('API key storage', () => {
       }
       assert.ok(sawHash, 'the SHA-256 of the key is what is stored');
 
-      const reopened = SqliteAccountStore.open(path);
+      const reopened = SqliteAccountStore.open(path, { now: testClock().now });
       assert.equal((await reopened.lookupApiKey(keys[1]?.key ?? ''))?.account.id, account.id);
       assert.equal(await reopened.lookupApiKey(keys[0]?.key ?? ''), undefined);
       await reopened.close();
@@ -157,7 +158,7 @@ function readDatabaseFiles(path: string): Buffer {
 
 describe('API key lookups are remembered, but never past a change', () => {
   it('a revocation, a disabled account or a new rate limit applies to the very next lookup', async () => {
-    const store = SqliteAccountStore.open(':memory:');
+    const store = SqliteAccountStore.open(':memory:', { now: testClock().now });
     const account = await store.createAccount({ name: 'Acme' });
     const issued = await store.issueApiKey(account.id);
     assert.equal((await store.lookupApiKey(issued.key))?.account.tileRateLimit, 3000);
@@ -174,7 +175,7 @@ describe('API key lookups are remembered, but never past a change', () => {
 
   it("verifiedApiKey gives lookupApiKey's answer without waiting, before and after changes", async () => {
     const { dir, cleanup } = makeTempDir();
-    const store = SqliteAccountStore.open(join(dir, 'accounts.sqlite'));
+    const store = SqliteAccountStore.open(join(dir, 'accounts.sqlite'), { now: testClock().now });
     const account = await store.createAccount({ name: 'Acme' });
     const issued = await store.issueApiKey(account.id);
     const found = store.verifiedApiKey(issued.key);
@@ -193,11 +194,11 @@ describe('API key lookups are remembered, but never past a change', () => {
   it('a revocation by another process (another connection to the file) applies from the next event-loop turn', async () => {
     const { dir, cleanup } = makeTempDir();
     const path = join(dir, 'accounts.sqlite');
-    const server = SqliteAccountStore.open(path);
+    const server = SqliteAccountStore.open(path, { now: testClock().now });
     const account = await server.createAccount({ name: 'Acme' });
     const issued = await server.issueApiKey(account.id);
     assert.ok(await server.lookupApiKey(issued.key));
-    const cli = SqliteAccountStore.open(path);
+    const cli = SqliteAccountStore.open(path, { now: testClock().now });
     await cli.revokeApiKey(issued.id);
     await cli.close();
     // The server reads the database's change counter once per turn of its event loop.

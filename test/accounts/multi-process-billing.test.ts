@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SqliteAccountStore } from '../../src/accounts/index.js';
+import { testClock } from '../support/clock.js';
 import { makeTempDir } from './helpers.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/billing-worker.ts', import.meta.url));
@@ -67,7 +68,7 @@ describe('billing across processes sharing one database file', { timeout: 120_00
     const temp = makeTempDir();
     try {
       const path = join(temp.dir, 'shared.db');
-      const store = SqliteAccountStore.open(path);
+      const store = SqliteAccountStore.open(path, { now: testClock().now });
       const account = await store.createAccount({ name: 'Acme', monthlyAllowance: 100 });
       const args = [path, account.id, MONTH, '100', 'the-token', '25'];
       const totals = await runWorkers(Array.from({ length: WORKERS }, () => args));
@@ -88,7 +89,7 @@ describe('billing across processes sharing one database file', { timeout: 120_00
     const temp = makeTempDir();
     try {
       const path = join(temp.dir, 'shared.db');
-      const store = SqliteAccountStore.open(path);
+      const store = SqliteAccountStore.open(path, { now: testClock().now });
       const allowance = 25;
       const account = await store.createAccount({ name: 'Acme', monthlyAllowance: allowance });
       const tokens = Array.from({ length: 40 }, (_, index) => `token-${index}`);

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SqliteAccountStore } from '../../src/accounts/index.js';
 import { TileUsageCounter } from '../../src/accounts/tile-usage.js';
+import { testClock } from '../support/clock.js';
 
 describe('TileUsageCounter', () => {
   it('writes counted tiles in one batch per account and month, only when flushed', async () => {
-    const store = SqliteAccountStore.open(':memory:');
+    const store = SqliteAccountStore.open(':memory:', { now: testClock().now });
     const account = await store.createAccount({ name: 'acme' });
     const writes: number[] = [];
     const addTiles = store.addTiles.bind(store);
@@ -30,7 +31,7 @@ describe('TileUsageCounter', () => {
   });
 
   it('keeps counts whose write failed for the next flush', async () => {
-    const store = SqliteAccountStore.open(':memory:');
+    const store = SqliteAccountStore.open(':memory:', { now: testClock().now });
     const account = await store.createAccount({ name: 'acme' });
     const addTiles = store.addTiles.bind(store);
     let fail = true;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { type Account, SqliteAccountStore, usageMonthOf } from '../../src/accounts/index.js';
+import { testClock } from '../support/clock.js';
 import { rejectsNadirError } from './helpers.js';
 
 const MONTH = '2025-03';
@@ -10,7 +11,7 @@ describe('usage and exactly-once billing', () => {
   let account: Account;
 
   beforeEach(async () => {
-    store = SqliteAccountStore.open(':memory:');
+    store = SqliteAccountStore.open(':memory:', { now: testClock().now });
     account = await store.createAccount({ name: 'Acme', monthlyAllowance: 10 });
   });
   afterEach(async () => {

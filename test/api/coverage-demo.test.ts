@@ -6,6 +6,7 @@ import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { DEMO_LANDMARKS } from '../../src/demo/index.js';
+import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 
 interface CoverageBody {
@@ -28,7 +29,10 @@ describe('coverage over the demo town', () => {
 
   before(async () => {
     town = await demoTown();
-    services = createServices(parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir));
+    services = createServices(
+      parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
+      testClock().now,
+    );
     app = await buildServer(services);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
   });

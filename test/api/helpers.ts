@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/api/server.js';
 import type { ContentType, Survey } from '../../src/catalogue/survey.js';
+import type { Clock } from '../../src/clock.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { testClock } from '../support/clock.js';
 
 /** A real server on a random loopback port over a temp data dir, with its log lines captured. */
 export interface ApiFixture {
@@ -19,7 +21,8 @@ export interface ApiFixture {
 }
 
 export interface FixtureOptions {
-  now?: () => Date;
+  /** The service's one clock (default: a clock standing at TEST_NOW). */
+  now?: Clock;
   /** Replace parts of the services (e.g. a failing catalogue) before the server is built. */
   adjust?: (services: Services) => Services;
 }
@@ -27,10 +30,10 @@ export interface FixtureOptions {
 export async function startApi(options: FixtureOptions = {}): Promise<ApiFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'nadir-api-'));
   const config = parseConfig({ NADIR_DATA_DIR: dir, NADIR_LOG_LEVEL: 'info' }, dir);
-  const real = createServices(config);
+  const real = createServices(config, options.now ?? testClock().now);
   const services = options.adjust ? options.adjust(real) : real;
   const logs: string[] = [];
-  const app = await buildServer(services, { logStream: { write: (line) => logs.push(line) }, now: options.now });
+  const app = await buildServer(services, { logStream: { write: (line) => logs.push(line) } });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     dir,

@@ -9,6 +9,7 @@ import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { DEMO_LANDMARKS } from '../../src/demo/index.js';
+import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { gdalinfo, run, tempDir } from '../support/fixtures.js';
 import { readRaster } from '../support/pixels.js';
@@ -31,7 +32,10 @@ describe('imagery over the demo town', () => {
   before(async () => {
     town = await demoTown();
     scratch = await tempDir('imagery-demo');
-    services = createServices(parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir));
+    services = createServices(
+      parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
+      testClock().now,
+    );
     app = await buildServer(services);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     const cov = await fetch(

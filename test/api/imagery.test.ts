@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { RasterEngine } from '../../src/raster/index.js';
+import { testClock } from '../support/clock.js';
 import { gdalinfo, REALDATA, SKIP_REALDATA, writeManifest } from '../support/fixtures.js';
 import { type ApiFixture, createKey, startApi } from './helpers.js';
 
@@ -26,13 +27,13 @@ function expectedTransform(lon: number, lat: number, radius: number, size: numbe
 
 describe('imagery downloads', { skip: SKIP_REALDATA }, () => {
   let api: ApiFixture;
-  let clock = Date.parse('2026-11-22T12:00:00Z');
+  const clock = testClock();
   let surveyId: string;
   let key: string;
   let accountId: string;
 
   before(async () => {
-    api = await startApi({ now: () => new Date(clock) });
+    api = await startApi({ now: clock.now });
     const manifest = await writeManifest(api.dir, 'wisconsin', {
       captureDate: '2021-07-02',
       assets: {
@@ -174,13 +175,13 @@ describe('imagery downloads', { skip: SKIP_REALDATA }, () => {
     assert.equal((await image('TrueOrtho.png', cancelledToken)).status, 403);
 
     const old = await token();
-    clock += 31 * DAY;
+    clock.advance(31 * DAY);
     try {
       const r = await image('TrueOrtho.png', old);
       assert.equal(r.status, 403);
       assert.match(((await r.json()) as { error: string }).error, /expired/);
     } finally {
-      clock -= 31 * DAY;
+      clock.advance(-31 * DAY);
     }
   });
 
@@ -249,6 +250,37 @@ describe('imagery downloads', { skip: SKIP_REALDATA }, () => {
     const usage = await api.services.accounts.usage(small.account.id);
     assert.equal(usage.months[0]?.transactions, 1);
     assert.equal((await image('TrueOrtho.png', first, { size: '16x16' })).status, 200, 'the billed token still works');
+  });
+
+  test('billing months: 23:59:59 UTC on the last day and 00:00:00 on the first count against two allowances', async () => {
+    const boundaries = [
+      ['2026-11-30T23:59:59.000Z', '2026-12-01T00:00:00.000Z', '2026-11', '2026-12'],
+      ['2026-12-31T23:59:59.000Z', '2027-01-01T00:00:00.000Z', '2026-12', '2027-01'],
+      ['2028-02-29T23:59:59.000Z', '2028-03-01T00:00:00.000Z', '2028-02', '2028-03'],
+    ] as const;
+    const started = clock.now();
+    try {
+      for (const [last, first, lastMonth, firstMonth] of boundaries) {
+        const account = await createKey(api.services, `imagery-month-${lastMonth}`);
+        await api.services.accounts.setMonthlyAllowance(account.account.id, 1);
+        clock.set(last);
+        const late = await token(40, POINT, account.key);
+        const early = await token(35, POINT, account.key);
+        assert.equal((await image('TrueOrtho.png', late, { size: '16x16' })).status, 200, `billed in ${lastMonth}`);
+        const full = await image('TrueOrtho.png', early, { radius: '35', size: '16x16' });
+        assert.equal(full.status, 403, `${lastMonth}'s allowance of 1 is used up at ${last}`);
+        assert.equal(((await full.json()) as { code: string }).code, 'ALLOWANCE_EXCEEDED');
+        clock.set(first);
+        const next = await image('TrueOrtho.png', early, { radius: '35', size: '16x16' });
+        assert.equal(next.status, 200, `one second later, ${firstMonth} has its own allowance`);
+        assert.deepEqual((await api.services.accounts.usage(account.account.id)).months, [
+          { month: lastMonth, transactions: 1, tiles: 0 },
+          { month: firstMonth, transactions: 1, tiles: 0 },
+        ]);
+      }
+    } finally {
+      clock.set(started);
+    }
   });
 });
 

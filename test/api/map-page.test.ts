@@ -13,6 +13,7 @@ import sharp from 'sharp';
 import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { PROJECT_ROOT } from '../support/fixtures.js';
 import { type ApiFixture, errorBody, startApi } from './helpers.js';
@@ -212,7 +213,10 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
 
   before(async () => {
     town = await demoTown();
-    services = createServices(parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir));
+    services = createServices(
+      parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
+      testClock().now,
+    );
     app = await buildServer(services);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     profile = await mkdtemp(join(tmpdir(), 'nadir-chromium-'));

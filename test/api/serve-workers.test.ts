@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { testClock } from '../support/clock.js';
 import { PROJECT_ROOT, tempDir } from '../support/fixtures.js';
 import { createKey } from './helpers.js';
 
@@ -44,7 +45,7 @@ describe('nadir serve --workers 2', () => {
 
   before(async () => {
     scratch = await tempDir('serve-workers');
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: scratch.path }, scratch.path));
+    const services = createServices(parseConfig({ NADIR_DATA_DIR: scratch.path }, scratch.path), testClock().now);
     const created = await createKey(services, 'limited');
     await services.accounts.setTileRateLimit(created.account.id, 10, 3600);
     key = created.key;

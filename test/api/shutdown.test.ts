@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { testClock } from '../support/clock.js';
 import { createKey, makeSurvey } from './helpers.js';
 
 /** Graceful shutdown of a real `nadir serve` process: SIGTERM lets requests in flight finish. */
@@ -69,7 +70,7 @@ describe('graceful shutdown of nadir serve', () => {
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'nadir-shutdown-'));
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir));
+    const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), testClock().now);
     key = (await createKey(services, 'acme')).key;
     await services.catalogue.put(makeSurvey({ id: 's1', captureDate: '2024-01-01', box: [9.9, 49.9, 10.1, 50.1] }));
     await services.close();

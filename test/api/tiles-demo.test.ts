@@ -89,8 +89,11 @@ describe('tiles over the demo town', () => {
   before(async () => {
     town = await demoTown();
     scratch = await tempDir('tiles-demo');
-    services = createServices(parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir));
-    app = await buildServer(services, { now: () => NOW });
+    services = createServices(
+      parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
+      () => NOW,
+    );
+    app = await buildServer(services);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
     for (const id of [OLD, MID, NEW]) surveys.set(id, (await services.catalogue.get(id)) as Survey);
   });

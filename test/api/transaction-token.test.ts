@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { NadirError } from '../../src/errors.js';
 import { TokenCodec, verifyImageryRequest } from '../../src/tokens/index.js';
 import { rejectsNadirError } from '../accounts/helpers.js';
+import { testClock } from '../support/clock.js';
 import { type ApiFixture, createKey, startApi } from './helpers.js';
 
 /**
@@ -19,9 +20,10 @@ describe('transaction token from coverage', () => {
   let key: string;
   let keyId: string;
   let accountId: string;
+  const clock = testClock();
 
   before(async () => {
-    api = await startApi();
+    api = await startApi({ now: clock.now });
     const created = await createKey(api.services, 'acme');
     ({ key, keyId } = created);
     accountId = created.account.id;
@@ -36,7 +38,7 @@ describe('transaction token from coverage', () => {
     return ((await response.json()) as { transactionToken: string }).transactionToken;
   }
 
-  function verify(token: string, request: Partial<typeof AOI> = {}, now = new Date(Date.now() + 60_000)) {
+  function verify(token: string, request: Partial<typeof AOI> = {}, now = new Date(clock.now().getTime() + 60_000)) {
     return verifyImageryRequest(api.services.tokens, api.services.accounts, { token, ...AOI, ...request }, now);
   }
 
@@ -46,12 +48,12 @@ describe('transaction token from coverage', () => {
   }
 
   it('binds the account, the key id and the exact AOI, for 30 days', async () => {
-    const before = Date.now();
+    clock.advance(1234);
     const claims = api.services.tokens.decode(await tokenFor());
     assert.equal(claims.accountId, accountId);
     assert.equal(claims.keyId, keyId);
     assert.deepEqual(claims.aoi, AOI);
-    assert.ok(claims.issuedAt.getTime() >= before - 1000 && claims.issuedAt.getTime() <= Date.now());
+    assert.equal(claims.issuedAt.toISOString(), clock.now().toISOString(), "issued on the service's clock");
     assert.equal(claims.expiresAt.getTime() - claims.issuedAt.getTime(), 30 * DAY);
   });
 
@@ -107,7 +109,7 @@ describe('transaction token from coverage', () => {
   });
 
   it('refuses a token made with another server secret', async () => {
-    const stranger = new TokenCodec({ current: 'k1', secrets: { k1: randomBytes(32) } });
+    const stranger = new TokenCodec({ current: 'k1', secrets: { k1: randomBytes(32) } }, { now: testClock().now });
     const forged = stranger.issue({ accountId, keyId, aoi: AOI }).token;
     await refused(verify(forged), 'tampered');
   });

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { testClock } from '../support/clock.js';
 
 /** `nadir accounts ...` end to end: a real CLI process per call, on a temp data dir. */
 
@@ -53,7 +54,7 @@ describe('nadir accounts', () => {
 
   /** The same store the CLI writes, opened from the test to check effects and record usage. */
   async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir));
+    const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), testClock().now);
     try {
       return await work(services);
     } finally {

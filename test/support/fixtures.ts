@@ -4,8 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type { Clock } from '../../src/clock.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { testClock } from './clock.js';
 
 export const run = promisify(execFile);
 
@@ -23,8 +25,8 @@ export async function tempDir(prefix: string): Promise<{ path: string; remove: (
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
-export function servicesFor(dataDir: string): Services {
-  return createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir));
+export function servicesFor(dataDir: string, now: Clock = testClock().now): Services {
+  return createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), now);
 }
 
 export async function writeManifest(dir: string, name: string, manifest: unknown): Promise<string> {

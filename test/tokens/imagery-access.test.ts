@@ -10,6 +10,7 @@ import {
   verifyImageryRequest,
 } from '../../src/tokens/index.js';
 import { rejectsNadirError } from '../accounts/helpers.js';
+import { testClock } from '../support/clock.js';
 
 const HOUR = 3600 * 1000;
 const DAY = 24 * HOUR;
@@ -24,7 +25,7 @@ describe('verifyImageryRequest', () => {
   let token: string;
 
   beforeEach(async () => {
-    store = SqliteAccountStore.open(':memory:');
+    store = SqliteAccountStore.open(':memory:', { now: testClock().now });
     codec = new TokenCodec({ current: 'k1', secrets: { k1: randomBytes(32) } }, { now: () => ISSUED_AT });
     account = await store.createAccount({ name: 'Acme', rasterSubscription: true, monthlyAllowance: 1 });
     apiKey = await store.issueApiKey(account.id);
@@ -122,7 +123,7 @@ describe('allowance check and billing', () => {
   let account: Account;
 
   beforeEach(async () => {
-    store = SqliteAccountStore.open(':memory:');
+    store = SqliteAccountStore.open(':memory:', { now: testClock().now });
     account = await store.createAccount({ name: 'Acme', rasterSubscription: true, monthlyAllowance: 1 });
   });
   afterEach(async () => {

@@ -8,6 +8,7 @@ import {
   TokenCodec,
 } from '../../src/tokens/index.js';
 import { throwsNadirError } from '../accounts/helpers.js';
+import { testClock } from '../support/clock.js';
 
 const secretA = randomBytes(32);
 const secretB = randomBytes(32);
@@ -47,7 +48,7 @@ describe('token keyring config', () => {
     assert.notEqual(generateTokenSecret('k7'), generated);
     const keyring = parseTokenKeyring(generated);
     assert.equal(keyring.current, 'k7');
-    assert.doesNotThrow(() => new TokenCodec(keyring));
+    assert.doesNotThrow(() => new TokenCodec(keyring, { now: testClock().now }));
   });
 
   it('rotates by prepending a new current secret and keeping the old ones', () => {
@@ -60,7 +61,13 @@ describe('token keyring config', () => {
   });
 
   it('refuses a codec whose current secret is missing or malformed', () => {
-    throwsNadirError(() => new TokenCodec({ current: 'k2', secrets: { k1: secretA } }), 'INVALID_CONFIG');
-    throwsNadirError(() => new TokenCodec({ current: 'k1', secrets: { k1: randomBytes(16) } }), 'INVALID_CONFIG');
+    throwsNadirError(
+      () => new TokenCodec({ current: 'k2', secrets: { k1: secretA } }, { now: testClock().now }),
+      'INVALID_CONFIG',
+    );
+    throwsNadirError(
+      () => new TokenCodec({ current: 'k1', secrets: { k1: randomBytes(16) } }, { now: testClock().now }),
+      'INVALID_CONFIG',
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { buildServer } from '../../api/server.js';
-import { createServices, type Services } from '../../composition.js';
+import { createServices, type Services, systemClock } from '../../composition.js';
 import { LeasedRateLimiter } from '../../limits/rate-lease.js';
 import { type CliContext, type Command, parseCommandArgs, UsageError } from '../command.js';
 import { isClusterWorker, leaseFromPrimary, superviseWorkers } from '../serve-cluster.js';
@@ -35,7 +35,10 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
     if (isClusterWorker()) {
       const rasterBudgetMb = Math.max(64, Math.floor(ctx.config.rasterBudgetMb / workers));
       const config = { ...ctx.config, workers, rasterBudgetMb };
-      services = { ...createServices(config), rateLimiter: new LeasedRateLimiter(leaseFromPrimary(), workers) };
+      services = {
+        ...createServices(config, systemClock),
+        rateLimiter: new LeasedRateLimiter(leaseFromPrimary(), workers),
+      };
     } else {
       services = ctx.services();
     }
