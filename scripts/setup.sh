@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what nadir needs, idempotently: Debian packages (GDAL for gdal-async to link against,
-# plus what the tests and benchmarks use), npm packages, and the compiled CLI in dist/.
+# plus what the tests and benchmarks use), npm packages (the service's and its workspace packages'
+# under packages/), and the compiled code: the demo-town package, then the CLI in dist/.
 # Usage: scripts/setup.sh [extra apt packages...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,9 +25,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# .npmrc makes gdal-async build against Debian's libgdal; reinstall only when the lock changed.
+# .npmrc makes gdal-async build against Debian's libgdal; reinstall only when the lock or a
+# package.json (the root's or a workspace package's) changed.
 stamp=node_modules/.nadir-lock.sha256
-want=$(sha256sum package-lock.json package.json .npmrc | sha256sum | cut -d' ' -f1)
+want=$(sha256sum package-lock.json package.json packages/*/package.json .npmrc | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing npm packages (first time: gdal-async and better-sqlite3 compile, a few minutes)" >&2
   # npm 11 warns that .npmrc's build flags are not its own settings; they are gdal-async's.
@@ -37,4 +39,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 
 bash scripts/build-native.sh
-node_modules/.bin/tsc -p tsconfig.build.json
+# Project references: packages/demo-town first (the service imports its dist/), then the service;
+# `tsc -b` skips a project whose sources have not changed since its last build.
+node_modules/.bin/tsc -b tsconfig.build.json

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Every test nadir has: lint/format, type check, then the node:test suites (unit, GDAL-checked
-# ingest of ../shared/realdata, CLI end to end).
+# ingest of ../shared/realdata, CLI end to end), the service's and each workspace package's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh chromium
 node_modules/.bin/biome check .
 node_modules/.bin/tsc --noEmit -p tsconfig.json
-mapfile -t files < <(find test -name '*.test.ts' | sort)
+for project in packages/*/tsconfig.json; do
+  node_modules/.bin/tsc --noEmit -p "$project"
+done
+mapfile -t files < <(find test packages/*/test -name '*.test.ts' | sort)
 exec node --import tsx --test "${files[@]}"

@@ -1,11 +1,11 @@
 /** Coverage over the demo town, through a real server, with the demo account's key. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { DEMO_LANDMARKS } from '@nadir/demo-town';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
-import { DEMO_LANDMARKS } from '../../src/demo/index.js';
 import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 

@@ -12,7 +12,7 @@ export function approxRel(actual: number, expected: number, fraction: number, me
 }
 
 /** A small seeded PRNG so randomised tests are reproducible (the demo town's). */
-export { mulberry32 } from '../../src/demo/random.js';
+export { mulberry32 } from '@nadir/demo-town/random';
 
 /** Great-circle distance on a sphere of the IUGG mean radius, written independently of src/geo/ground.ts. */
 export function referenceHaversine(lon1: number, lat1: number, lon2: number, lat2: number): number {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mulberry32 } from '@nadir/demo-town/random';
 import sharp from 'sharp';
-import { mulberry32 } from '../../src/demo/random.js';
 import { TileCanvas } from '../../src/tiles/canvas.js';
 import type { TileMask } from '../../src/tiles/cog-tiles.js';
 import { encodeTile } from '../../src/tiles/encode.js';

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { crc32, inflateSync } from 'node:zlib';
+import { mulberry32 } from '@nadir/demo-town/random';
 import sharp from 'sharp';
-import { mulberry32 } from '../../src/demo/random.js';
 import type { Rotation } from '../../src/tiles/panorama.js';
 import { encodeJpeg, encodePng, type PngCompression, type PngFilter } from '../../src/tiles/tile-codec.js';
 

@@ -1,12 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+// The generator is its own workspace package (packages/demo-town), imported in process rather than
+// spawned: its progress callback feeds this command's progress line, its errors arrive as
+// exceptions, and its typed result is what the stamp below caches. The package resolves to its
+// compiled dist/, so its render workers are plain JavaScript even when nadir runs under tsx.
+import { DEFAULT_SEED, type DemoSurveyOutput, GENERATOR_REVISION, generateDemoTown } from '@nadir/demo-town';
 import type { AccountStore } from '../../accounts/index.js';
-import { DEFAULT_SEED, generateDemoTown } from '../../demo/index.js';
 import { type CliContext, type Command, parseCommandArgs, printJson } from '../command.js';
 import { createProgressReporter } from '../progress.js';
 
-// Bump when the generator's output changes, so an old generated town is rebuilt.
-const GENERATOR_REVISION = 2;
 const DEMO_ACCOUNT = 'demo';
 
 /**
@@ -47,10 +49,11 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
     const services = ctx.services();
     const started = Date.now();
     const outDir = join(ctx.config.dataDir, 'demo', `town-${seed}`);
+    // A town made by an older generator revision is made again.
     const stamp = join(outDir, `.complete-r${GENERATOR_REVISION}`);
-    let outputs = JSON.parse((await readFile(stamp, 'utf8').catch(() => 'null')) ?? 'null') as Awaited<
-      ReturnType<typeof generateDemoTown>
-    > | null;
+    let outputs = JSON.parse((await readFile(stamp, 'utf8').catch(() => 'null')) ?? 'null') as
+      | DemoSurveyOutput[]
+      | null;
     if (!outputs || values.force) {
       const progress = createProgressReporter(ctx.stderr, 'demo: generating town');
       outputs = await generateDemoTown({ outDir, seed, onProgress: (d, t, label) => progress.update(label, d / t) });

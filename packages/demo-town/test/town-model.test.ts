@@ -1,13 +1,13 @@
 /** The demo town's building blocks: projection, landmarks, survey footprints and ageing. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { clipToBox, maskRow, pointInPolygon } from '../../src/demo/footprint.js';
-import { lonLatToLocal } from '../../src/demo/geo.js';
-import { DEMO_LANDMARKS, DEMO_SURVEYS, lonLatToUtm, utmToLonLat } from '../../src/demo/index.js';
-import { contentForSurvey } from '../../src/demo/scene-objects.js';
-import type { Building, Tree } from '../../src/demo/scene-types.js';
-import { Terrain } from '../../src/demo/terrain.js';
-import { planTown } from '../../src/demo/town-plan.js';
+import { clipToBox, maskRow, pointInPolygon } from '../src/footprint.js';
+import { lonLatToLocal } from '../src/geo.js';
+import { DEMO_LANDMARKS, DEMO_SURVEYS, lonLatToUtm, utmToLonLat } from '../src/index.js';
+import { contentForSurvey } from '../src/scene-objects.js';
+import type { Building, Tree } from '../src/scene-types.js';
+import { Terrain } from '../src/terrain.js';
+import { planTown } from '../src/town-plan.js';
 import { lonLatToUtmWithGdal } from './raster-probe.js';
 
 describe('UTM 16N projection', () => {

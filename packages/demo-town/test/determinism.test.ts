@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { generateDemoTown } from '../../src/demo/index.js';
+import { generateDemoTown } from '../src/index.js';
 import { readAll } from './raster-probe.js';
 
 const ASSETS = ['TrueOrtho', 'DetailDsm', 'Vert', 'North', 'South', 'East', 'West'];

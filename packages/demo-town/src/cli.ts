@@ -1,6 +1,8 @@
 /**
- * Generate the demo town from the command line:
- *   node --import tsx src/demo/cli.ts <outDir> [--seed N] [--survey NAME]... [--model-cell M] [--workers N]
+ * Generate the demo town from the command line, without nadir (e.g. to look at the rasters or time
+ * the generator alone). From the repository root, after set-up built the package:
+ *   node packages/demo-town/dist/cli.js <outDir> [--seed N] [--survey NAME]... [--model-cell M] [--workers N]
+ * or from the sources: node --import tsx packages/demo-town/src/cli.ts <outDir> ...
  */
 import { parseArgs } from 'node:util';
 import { generateDemoTown } from './index.js';
@@ -16,7 +18,7 @@ const { values, positionals } = parseArgs({
 });
 const outDir = positionals[0];
 if (!outDir) {
-  console.error('usage: cli.ts <outDir> [--seed N] [--survey NAME]... [--model-cell M]');
+  console.error('usage: cli.js <outDir> [--seed N] [--survey NAME]... [--model-cell M] [--workers N]');
   process.exit(2);
 }
 const started = performance.now();

@@ -15,7 +15,7 @@ import {
   DEMO_TOWN_ORIGIN_UTM,
   type DemoSurveyOutput,
   generateDemoTown,
-} from '../../src/demo/index.js';
+} from '../src/index.js';
 import { centroidOf, lonLatToUtmWithGdal, openRaster, type Raster, valuesAt } from './raster-probe.js';
 
 /**
