@@ -16,6 +16,7 @@ import { SurveyFiles } from './ingest/survey-files.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { RasterEngine } from './raster/index.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
+import { TileResponder } from './tiles/tile-responder.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
 
 /** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
@@ -31,9 +32,11 @@ export interface Services {
   tokens: TokenCodec;
   /** Renders AOI downloads, with admission control bounding their memory. */
   raster: RasterEngine;
-  /** Map tiles: catalogue lookups, COG reads and compositing, with their caches. */
-  tiles: TileEngine;
-  /** Per-key tile rate limits (this process's counters). */
+  /** Answers tile requests: the tile core every HTTP entrance is an adapter of. */
+  tiles: TileResponder;
+  /** Map tiles' machinery: catalogue lookups, COG reads and compositing, with their caches. */
+  tileEngine: TileEngine;
+  /** Per-key tile rate limits. */
   rateLimiter: RateLimiter;
   /** Tiles served per account and month, written in batches. */
   tileUsage: TileUsageCounter;
@@ -89,8 +92,14 @@ const TILE_USAGE_FLUSH_MS = 5_000;
 /** The wall clock: what `nadir` runs on. The only place in the service that reads it. */
 export const systemClock: Clock = () => new Date();
 
+/** Parts chosen by how the process runs rather than by the config. */
+export interface ServiceChoices {
+  /** A `nadir serve --workers` worker leases its rate limits from the primary (rate-lease.ts). */
+  rateLimiter?: RateLimiter;
+}
+
 /** `clock`: the system clock in production; tests pass one they set. Everything gets this one. */
-export function createServices(config: Config, clock: Clock): Services {
+export function createServices(config: Config, clock: Clock, choices: ServiceChoices = {}): Services {
   configureGdal();
   configureSharp();
   // First, so a bad keyring fails before the database is opened.
@@ -100,13 +109,15 @@ export function createServices(config: Config, clock: Clock): Services {
   const accounts = new SqliteAccountStore(db, { now: clock });
   const files = new SurveyFiles(config.dataDir);
   const ingestor = new SurveyIngestor(catalogue, files, clock);
-  const tiles = new TileEngine(catalogue, {
+  const tileEngine = new TileEngine(catalogue, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,
     // The cores are shared by the serve workers: one image task per core in all.
     imageSlots: Math.max(1, Math.floor(availableParallelism() / config.workers)),
   });
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
+  const rateLimiter = choices.rateLimiter ?? new MemoryRateLimiter();
+  const tiles = new TileResponder({ engine: tileEngine, surveys: catalogue, rateLimiter, usage: tileUsage, clock });
   return {
     config,
     clock,
@@ -119,10 +130,11 @@ export function createServices(config: Config, clock: Clock): Services {
       admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
     }),
     tiles,
-    rateLimiter: new MemoryRateLimiter(),
+    tileEngine,
+    rateLimiter,
     tileUsage,
     async close() {
-      tiles.close();
+      tileEngine.close();
       await tileUsage.close();
       db.close();
     },

@@ -240,18 +240,13 @@ export class SqliteAccountStore implements AccountStore {
     return `${this.#dataVersion}:${this.#ownWrites}`;
   }
 
-  /** SQLite answers without waiting, so this is lookupApiKey itself, unwrapped. */
-  verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined {
+  async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     const marker = this.#marker();
     const cached = this.#verifiedKeys.get(presentedKey);
     if (cached?.marker === marker) return cached.lookup;
     const found = this.#lookupApiKeyRow(presentedKey);
     if (found) this.#verifiedKeys.set(presentedKey, { lookup: found, marker });
     return found;
-  }
-
-  async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
-    return this.verifiedApiKey(presentedKey);
   }
 
   #lookupApiKeyRow(presentedKey: string): ApiKeyLookup | undefined {

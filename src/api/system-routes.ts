@@ -2,7 +2,8 @@ import { access, constants } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import gdal from 'gdal-async';
-import type { Services } from '../composition.js';
+import type { AccountStore } from '../accounts/index.js';
+import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { packageVersion } from '../version.js';
 import { sendFailure } from './error-handling.js';
 import { failure } from './error-table.js';
@@ -13,11 +14,20 @@ export interface ServerState {
   draining: boolean;
 }
 
+export interface SystemRouteParts {
+  catalogue: Pick<SurveyCatalogue, 'ping'>;
+  accounts: Pick<AccountStore, 'getAccount'>;
+  /** Survey files and staging: must be readable and writable. */
+  dataDir: string;
+  state: ServerState;
+}
+
 /** An id no account has: the query proves the accounts tables answer without reading much. */
 const PROBE_ACCOUNT_ID = '00000000-0000-0000-0000-000000000000';
 
 /** `/health` (the process answers), `/ready` (it can serve: stores reachable), `/version`. */
-export function registerSystemRoutes(app: FastifyInstance, services: Services, state: ServerState): void {
+export function registerSystemRoutes(app: FastifyInstance, parts: SystemRouteParts): void {
+  const { catalogue, accounts, dataDir, state } = parts;
   const version = { name: 'nadir', version: packageVersion(), gdal: gdal.version, node: process.versions.node };
 
   app.get(
@@ -58,9 +68,9 @@ export function registerSystemRoutes(app: FastifyInstance, services: Services, s
     async (request, reply) => {
       if (state.draining) return sendFailure(reply, failure('NOT_READY', 'Not ready: the server is shutting down'));
       try {
-        await services.catalogue.ping();
-        await services.accounts.getAccount(PROBE_ACCOUNT_ID);
-        await access(services.config.dataDir, constants.R_OK | constants.W_OK);
+        await catalogue.ping();
+        await accounts.getAccount(PROBE_ACCOUNT_ID);
+        await access(dataDir, constants.R_OK | constants.W_OK);
         return { status: 'ready' as const };
       } catch (error) {
         // The reason goes to the log, not to whoever probes: it may name files.

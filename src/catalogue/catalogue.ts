@@ -69,11 +69,6 @@ export interface SurveyCatalogue {
    * moves. Cheap enough to ask on every request.
    */
   changeMarker(): Promise<string>;
-  /**
-   * The same, for a store that can read it without waiting (SQLite reads it from its own file);
-   * a store across the network leaves this out, and its callers wait for changeMarker.
-   */
-  changeMarkerNow?(): string;
   /** Cheap reachability check for `/ready`. */
   ping(): Promise<void>;
   close(): Promise<void>;

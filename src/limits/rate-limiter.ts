@@ -18,12 +18,6 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request of `key` and says whether it is within `limit` per `intervalSeconds`. */
   take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision>;
-  /**
-   * The same, when it can be decided without waiting (a counter in memory, a lease in hand);
-   * undefined, counting nothing, when only `take` can decide. Lets a stored tile be answered
-   * in the turn its request arrived.
-   */
-  takeNow(key: string, limit: number, intervalSeconds: number, now: Date): RateDecision | undefined;
 }
 
 interface Window {
@@ -51,10 +45,6 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
-    return this.takeNow(key, limit, intervalSeconds, now);
-  }
-
-  takeNow(key: string, limit: number, intervalSeconds: number, now: Date): RateDecision {
     const { granted, remaining, resetAt, retryAfter } = this.grant(key, limit, intervalSeconds, now, 1);
     return { allowed: granted === 1, limit, remaining, resetAt, retryAfter };
   }

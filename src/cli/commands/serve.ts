@@ -35,10 +35,9 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
     if (isClusterWorker()) {
       const rasterBudgetMb = Math.max(64, Math.floor(ctx.config.rasterBudgetMb / workers));
       const config = { ...ctx.config, workers, rasterBudgetMb };
-      services = {
-        ...createServices(config, systemClock),
+      services = createServices(config, systemClock, {
         rateLimiter: new LeasedRateLimiter(leaseFromPrimary(), workers),
-      };
+      });
     } else {
       services = ctx.services();
     }
