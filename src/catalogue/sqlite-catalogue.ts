@@ -1,3 +1,4 @@
+import type { Migrations } from '../db/migrations.js';
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
 import { type MultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
@@ -10,11 +11,21 @@ import {
   type SurveyView,
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
-import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
-import { type DocumentRow, documentJson, type ListingRow, listingJson, toListing, toSurvey } from './survey-rows.js';
+import { CONTENT_TYPES, type Survey } from './survey.js';
+import {
+  type DocumentRow,
+  documentJson,
+  type ListingRow,
+  listingJson,
+  toListing,
+  toSurvey,
+  typeMask,
+} from './survey-rows.js';
 
-const MIGRATIONS = [
-  `CREATE TABLE surveys (
+export const SQLITE_CATALOGUE_MIGRATIONS: Migrations = {
+  module: 'catalogue',
+  steps: [
+    `CREATE TABLE surveys (
      id TEXT PRIMARY KEY,
      capture_date TEXT NOT NULL,
      last_photo_time TEXT NOT NULL,
@@ -26,10 +37,10 @@ const MIGRATIONS = [
    );
    CREATE VIRTUAL TABLE survey_extent USING rtree(survey_rowid, min_x, max_x, min_y, max_y);
    CREATE TABLE survey_versions (id TEXT PRIMARY KEY, last_version INTEGER NOT NULL);`,
-  // Footprints packed (packed-footprint.ts) instead of GeoJSON text, which every search parsed
-  // for every candidate; the small columns a search reads come before the document. Rowids are
-  // kept: the R*Tree refers to them.
-  `CREATE TABLE surveys_packed (
+    // Footprints packed (packed-footprint.ts) instead of GeoJSON text, which every search parsed
+    // for every candidate; the small columns a search reads come before the document. Rowids are
+    // kept: the R*Tree refers to them.
+    `CREATE TABLE surveys_packed (
      id TEXT PRIMARY KEY,
      capture_date TEXT NOT NULL,
      last_photo_time TEXT NOT NULL,
@@ -44,9 +55,9 @@ const MIGRATIONS = [
      FROM surveys;
    DROP TABLE surveys;
    ALTER TABLE surveys_packed RENAME TO surveys;`,
-  // Listings (survey-rows.ts) in their own small column, before the document: a search that only
-  // lists surveys (coverage) parsed every listed survey's whole document.
-  `CREATE TABLE surveys_listed (
+    // Listings (survey-rows.ts) in their own small column, before the document: a search that only
+    // lists surveys (coverage) parsed every listed survey's whole document.
+    `CREATE TABLE surveys_listed (
      id TEXT PRIMARY KEY,
      capture_date TEXT NOT NULL,
      last_photo_time TEXT NOT NULL,
@@ -62,16 +73,20 @@ const MIGRATIONS = [
      FROM surveys;
    DROP TABLE surveys;
    ALTER TABLE surveys_listed RENAME TO surveys;`,
-  // A count of the catalogue's own changes, whoever makes them: SQLite's data_version moves on
-  // every other connection's commit to the file, usage counts included, and a tile server that
-  // forgot its remembered tiles at each of those (every few seconds under --workers) kept
-  // redrawing them. A migration that rebuilds `surveys` must create these triggers again.
-  `CREATE TABLE catalogue_changes (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
+    // A count of the catalogue's own changes, whoever makes them: SQLite's data_version moves on
+    // every other connection's commit to the file, usage counts included, and a tile server that
+    // forgot its remembered tiles at each of those (every few seconds under --workers) kept
+    // redrawing them. A migration that rebuilds `surveys` must create these triggers again.
+    `CREATE TABLE catalogue_changes (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
    INSERT INTO catalogue_changes (id, changes) VALUES (1, 0);
    CREATE TRIGGER surveys_inserted AFTER INSERT ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;
    CREATE TRIGGER surveys_updated AFTER UPDATE ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;
    CREATE TRIGGER surveys_deleted AFTER DELETE ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;`,
-];
+  ],
+};
+
+/** candidatesSql's `@mask` parameter. */
+export { typeMask } from './survey-rows.js';
 
 /**
  * A search's candidates: surveys whose footprint bounds meet the area and whose date and types
@@ -85,11 +100,6 @@ export function candidatesSql(view: SurveyView): string {
     WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
       AND s.capture_date >= @since AND s.capture_date <= @until
       AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
-}
-
-/** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
-export function typeMask(types: readonly ContentType[]): number {
-  return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);
 }
 
 interface PageRow extends DocumentRow {
@@ -109,6 +119,8 @@ interface CandidateRow extends SurveyOrderKey, Partial<Pick<ListingRow, 'version
  */
 export class SqliteSurveyCatalogue implements SurveyCatalogue {
   readonly #db: SqliteDatabase;
+  /** The catalogue's schema version in the file, once migrated. */
+  readonly schemaVersion: number;
   /** PRAGMA data_version only moves for other connections' commits; this counts our own. */
   #ownWrites = 0;
   #seenDataVersion = -1;
@@ -123,7 +135,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       packFootprint(JSON.parse(String(text)) as MultiPolygon),
     );
     db.function('nadir_listing', { deterministic: true }, (body) => listingJson(JSON.parse(String(body)) as Survey));
-    migrate(db, 'catalogue', MIGRATIONS);
+    this.schemaVersion = migrate(db, SQLITE_CATALOGUE_MIGRATIONS);
     this.#statements = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       changes: db.prepare('SELECT changes FROM catalogue_changes').pluck(),
