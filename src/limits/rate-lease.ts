@@ -95,6 +95,11 @@ export class LeasedRateLimiter implements RateLimiter {
     }
   }
 
+  /** The primary is this process's parent: reachable while this process runs. */
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
   /** The lease's refill under way, or a new one. */
   #startRefill(lease: Lease, request: LeaseRequest): Promise<void> {
     lease.refill ??= this.#refill(lease, request).finally(() => {

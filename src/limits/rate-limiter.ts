@@ -18,6 +18,9 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request of `key` and says whether it is within `limit` per `intervalSeconds`. */
   take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision>;
+  /** For readiness: the counters can be reached (in memory: always). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }
 
 interface Window {
@@ -48,6 +51,10 @@ export class MemoryRateLimiter implements RateLimiter {
     const { granted, remaining, resetAt, retryAfter } = this.grant(key, limit, intervalSeconds, now, 1);
     return { allowed: granted === 1, limit, remaining, resetAt, retryAfter };
   }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
 
   /** Takes up to `want` requests of the window at once (worker processes lease them, rate-lease.ts). */
   grant(key: string, limit: number, intervalSeconds: number, now: Date, want: number): RateGrant {
