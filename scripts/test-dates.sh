@@ -6,7 +6,7 @@
 # Usage: scripts/test-dates.sh [ISO instant ...]   (default: the dates docs/testing.md names)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh chromium faketime
+bash scripts/setup.sh chromium postgresql-15 postgresql-15-postgis-3 redis-server nginx-light faketime
 lib=$(dpkg -L libfaketime | grep 'libfaketime.so.1$' | head -n 1)
 instants=("$@")
 [ ${#instants[@]} -gt 0 ] || instants=(2026-12-31T23:59:59Z 2028-02-29T12:00:00Z 2031-07-01T00:00:00Z)

@@ -2,18 +2,25 @@ import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } 
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import gdal from 'gdal-async';
+import type { Logger } from 'pino';
 import sharp from 'sharp';
 import type { AccountStore } from './accounts/index.js';
 import { SqliteAccountStore } from './accounts/index.js';
+import { POSTGRES_ACCOUNTS_MIGRATIONS, PostgresAccountStore } from './accounts/postgres-account-store.js';
 import { TileUsageCounter } from './accounts/tile-usage.js';
+import { createLogger, type LogDestination } from './api/log-safety.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
+import { POSTGRES_CATALOGUE_MIGRATIONS, PostgresSurveyCatalogue } from './catalogue/postgres-catalogue.js';
 import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
 import type { Clock } from './clock.js';
-import type { Config } from './config/config.js';
+import type { Config, DatabaseConfig } from './config/config.js';
+import { migratePostgres, openPostgres } from './db/postgres.js';
+import { ChangeCount } from './db/postgres-changes.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { SurveyFiles } from './ingest/survey-files.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { RasterEngine } from './raster/index.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
 import { TileResponder } from './tiles/tile-responder.js';
@@ -24,6 +31,8 @@ export interface Services {
   config: Config;
   /** The one clock every part below reads the time from. */
   clock: Clock;
+  /** The process's JSON logger; each line names the server (config.serverId). */
+  log: Logger;
   catalogue: SurveyCatalogue;
   accounts: AccountStore;
   files: SurveyFiles;
@@ -94,19 +103,98 @@ export const systemClock: Clock = () => new Date();
 
 /** Parts chosen by how the process runs rather than by the config. */
 export interface ServiceChoices {
-  /** A `nadir serve --workers` worker leases its rate limits from the primary (rate-lease.ts). */
+  /** A `nadir serve --workers` worker without Redis leases its rate limits from the primary. */
   rateLimiter?: RateLimiter;
+  /** Where log lines go (default stdout); tests pass a collector to read them. */
+  logStream?: LogDestination;
 }
 
-/** `clock`: the system clock in production; tests pass one they set. Everything gets this one. */
-export function createServices(config: Config, clock: Clock, choices: ServiceChoices = {}): Services {
+/** The catalogue, the accounts and usage on the configured engine, migrated. */
+export interface Stores {
+  catalogue: SurveyCatalogue;
+  accounts: AccountStore;
+  /** The schema version of each store after migrating. */
+  schema: Record<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database and brings its schema up to date (`nadir migrate`, and every command at
+ * start): SQLite under its write lock, PostgreSQL under an advisory lock, so servers starting at
+ * once take turns. A database that cannot be reached, or that a newer nadir migrated, fails here.
+ */
+export async function openStores(database: DatabaseConfig, clock: Clock): Promise<Stores> {
+  if (database.engine === 'sqlite') {
+    const db = openSqlite(database.path);
+    const catalogue = new SqliteSurveyCatalogue(db);
+    const accounts = new SqliteAccountStore(db, { now: clock });
+    return {
+      catalogue,
+      accounts,
+      schema: { catalogue: catalogue.schemaVersion, accounts: accounts.schemaVersion },
+      close: async () => {
+        db.close();
+      },
+    };
+  }
+  const sql = await openPostgres(database.url);
+  try {
+    const schema = await migratePostgres(sql, [POSTGRES_CATALOGUE_MIGRATIONS, POSTGRES_ACCOUNTS_MIGRATIONS]);
+    const catalogueChanges = await ChangeCount.follow(sql, 'catalogue_changes', 'nadir_catalogue');
+    const accountChanges = await ChangeCount.follow(sql, 'account_changes', 'nadir_accounts');
+    return {
+      catalogue: new PostgresSurveyCatalogue(sql, catalogueChanges),
+      accounts: new PostgresAccountStore(sql, accountChanges, clock),
+      schema,
+      async close() {
+        await catalogueChanges.close();
+        await accountChanges.close();
+        await sql.end({ timeout: 5 });
+      },
+    };
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    throw error;
+  }
+}
+
+/** Tile rate limits: shared through Redis when configured, else this process's own counters. */
+async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
+  if (!config.redisUrl) return new MemoryRateLimiter();
+  return RedisRateLimiter.connect(config.redisUrl, {
+    unavailable: (error) =>
+      log.warn(
+        { err: error },
+        'Redis unreachable: tile rate limits are counted by each process alone until it is back',
+      ),
+    recovered: () => log.info('Redis reachable again: tile rate limits are shared again'),
+  });
+}
+
+/**
+ * Builds everything from one parsed config and one clock (the system clock in production; tests
+ * pass one they set). Everything that reads the time gets this clock.
+ */
+export async function createServices(config: Config, clock: Clock, choices: ServiceChoices = {}): Promise<Services> {
   configureGdal();
   configureSharp();
+  const log = createLogger(config.logLevel, config.serverId, choices.logStream);
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
-  const db = openSqlite(config.databasePath);
-  const catalogue = new SqliteSurveyCatalogue(db);
-  const accounts = new SqliteAccountStore(db, { now: clock });
+  const stores = await openStores(config.database, clock);
+  let rateLimiter: RateLimiter;
+  try {
+    rateLimiter = choices.rateLimiter ?? (await openRateLimiter(config, log));
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
+  if (config.database.engine === 'postgres' && !config.tokenSecrets) {
+    log.warn(
+      "NADIR_TOKEN_SECRETS is not set: this server signs tokens with its own data folder's secret, which servers on other machines will refuse",
+    );
+  }
+  const { catalogue, accounts } = stores;
   const files = new SurveyFiles(config.dataDir);
   const ingestor = new SurveyIngestor(catalogue, files, clock);
   const tileEngine = new TileEngine(catalogue, {
@@ -116,11 +204,11 @@ export function createServices(config: Config, clock: Clock, choices: ServiceCho
     imageSlots: Math.max(1, Math.floor(availableParallelism() / config.workers)),
   });
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
-  const rateLimiter = choices.rateLimiter ?? new MemoryRateLimiter();
   const tiles = new TileResponder({ engine: tileEngine, surveys: catalogue, rateLimiter, usage: tileUsage, clock });
   return {
     config,
     clock,
+    log,
     catalogue,
     accounts,
     files,
@@ -135,8 +223,10 @@ export function createServices(config: Config, clock: Clock, choices: ServiceCho
     tileUsage,
     async close() {
       tileEngine.close();
+      // Counts first, while the database is still open: a stopped server loses none.
       await tileUsage.close();
-      db.close();
+      await rateLimiter.close();
+      await stores.close();
     },
   };
 }

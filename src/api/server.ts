@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AccountStore } from '../accounts/index.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RasterEngine } from '../raster/index.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
@@ -11,7 +12,6 @@ import { installAuthentication } from './auth.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
-import { type LogDestination, loggerOptions } from './log-safety.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
@@ -22,18 +22,16 @@ import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'logLevel' | 'publicUrl' | 'dataDir'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir'>;
   clock: Clock;
+  /** The process's logger (composition.ts); the server logs through it. */
+  log: FastifyBaseLogger;
   accounts: AccountStore;
   catalogue: SurveyCatalogue;
   tokens: TokenCodec;
   raster: RasterEngine;
   tiles: TileResponder;
-}
-
-export interface BuildServerOptions {
-  /** Where log lines go (default stdout); tests pass a collector to inspect them. */
-  logStream?: LogDestination;
+  rateLimiter: Pick<RateLimiter, 'ping'>;
 }
 
 /**
@@ -41,8 +39,8 @@ export interface BuildServerOptions {
  * the few parts it uses, here and nowhere else; routes stay thin: they parse, call a core, and
  * shape the answer.
  */
-export async function buildServer(parts: ServerParts, options: BuildServerOptions = {}): Promise<FastifyInstance> {
-  const { config, clock, accounts, catalogue, tokens, raster, tiles } = parts;
+export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
+  const { config, clock, accounts, catalogue, tokens, raster, tiles, rateLimiter } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const app = Fastify({
@@ -55,7 +53,7 @@ export async function buildServer(parts: ServerParts, options: BuildServerOption
       server.setTimeout(settings.connectionTimeout as number);
       return server;
     },
-    logger: loggerOptions(config.logLevel, options.logStream),
+    loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     requestIdHeader: false,
@@ -88,7 +86,7 @@ export async function buildServer(parts: ServerParts, options: BuildServerOption
   // Every route's query string: duplicates refused, numbers parsed strictly (query-params.ts).
   app.addHook('preValidation', async (request) => normaliseQuery(request));
   await registerOpenApiGenerator(app, config.publicUrl);
-  registerSystemRoutes(app, { catalogue, accounts, dataDir: config.dataDir, state });
+  registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
   registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });

@@ -32,7 +32,7 @@ describe('imagery over the demo town', () => {
   before(async () => {
     town = await demoTown();
     scratch = await tempDir('imagery-demo');
-    services = createServices(
+    services = await createServices(
       parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
       testClock().now,
     );

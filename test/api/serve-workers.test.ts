@@ -45,7 +45,7 @@ describe('nadir serve --workers 2', () => {
 
   before(async () => {
     scratch = await tempDir('serve-workers');
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: scratch.path }, scratch.path), testClock().now);
+    const services = await createServices(parseConfig({ NADIR_DATA_DIR: scratch.path }, scratch.path), testClock().now);
     const created = await createKey(services, 'limited');
     await services.accounts.setTileRateLimit(created.account.id, 10, 3600);
     key = created.key;

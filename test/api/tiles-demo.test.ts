@@ -89,7 +89,7 @@ describe('tiles over the demo town', () => {
   before(async () => {
     town = await demoTown();
     scratch = await tempDir('tiles-demo');
-    services = createServices(
+    services = await createServices(
       parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
       () => NOW,
     );

@@ -79,7 +79,7 @@ describe('ingest survives kill -9', { skip: SKIP_REALDATA }, () => {
 
   test('a killed first ingest leaves no survey, and a re-run succeeds and cleans up', async () => {
     await killDuringIngest(large, dataDir);
-    const services = servicesFor(dataDir);
+    const services = await servicesFor(dataDir);
     try {
       assert.equal(await services.catalogue.get(ID), undefined, 'the killed survey is not visible');
       assert.equal(await services.catalogue.count(), 0);
@@ -95,13 +95,13 @@ describe('ingest survives kill -9', { skip: SKIP_REALDATA }, () => {
   });
 
   test('a killed re-ingest keeps the previous version whole; the next re-ingest replaces it', async () => {
-    const before = servicesFor(dataDir);
+    const before = await servicesFor(dataDir);
     const v1 = await before.catalogue.get(ID);
     await before.close();
     assert.ok(v1);
 
     await killDuringIngest(large, dataDir);
-    const services = servicesFor(dataDir);
+    const services = await servicesFor(dataDir);
     try {
       const still = await services.catalogue.get(ID);
       assert.equal(still?.version, v1.version, 'the old version is still the visible one');

@@ -172,7 +172,7 @@ describe('ingest of rasters in other CRSs and with other quirks', { skip: SKIP_R
 
   before(async () => {
     dir = await tempDir('quirks');
-    services = servicesFor(join(dir.path, 'data'));
+    services = await servicesFor(join(dir.path, 'data'));
     for (const q of QUIRKS) {
       const source = join(dir.path, `${q.name}.tif`);
       await run('gdal_translate', ['-q', ...q.translate, q.from, source]);

@@ -87,7 +87,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
 
   before(async () => {
     dir = await tempDir('realdata');
-    services = servicesFor(join(dir.path, 'data'));
+    services = await servicesFor(join(dir.path, 'data'));
     for (const c of CASES) {
       const assets = Object.fromEntries(Object.entries(c.assets).map(([t, p]) => [t, join(REALDATA, p)]));
       const manifest = await writeManifest(dir.path, c.name, { captureDate: c.captureDate, assets });

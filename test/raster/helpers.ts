@@ -16,7 +16,7 @@ export async function ingestRealSurvey(
   captureDate: string,
   assets: Record<string, string>,
 ): Promise<Survey> {
-  const services = servicesFor(join(dir, 'data'));
+  const services = await servicesFor(join(dir, 'data'));
   try {
     const paths = Object.fromEntries(Object.entries(assets).map(([type, path]) => [type, join(REALDATA, path)]));
     return await services.ingestor.ingestManifestFile(await writeManifest(dir, name, { captureDate, assets: paths }));

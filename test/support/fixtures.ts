@@ -25,7 +25,7 @@ export async function tempDir(prefix: string): Promise<{ path: string; remove: (
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
-export function servicesFor(dataDir: string, now: Clock = testClock().now): Services {
+export function servicesFor(dataDir: string, now: Clock = testClock().now): Promise<Services> {
   return createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), now);
 }
 

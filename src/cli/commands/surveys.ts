@@ -13,7 +13,7 @@ nadir surveys delete <id>`,
   async run(args: string[], ctx: CliContext) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
     const [action, id] = positionals;
-    const { catalogue } = ctx.services();
+    const { catalogue } = await ctx.services();
     if (action === 'list') {
       const { surveys, total } = await catalogue.search({ area: WORLD, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
       if (values.json) printJson(ctx, { total, surveys: surveys.map(surveySummary) });
@@ -35,7 +35,7 @@ nadir surveys delete <id>`,
       printJson(ctx, values.json ? survey : surveySummary(survey));
       return 0;
     }
-    const { files } = ctx.services();
+    const { files } = await ctx.services();
     const unlock = await files.lock(id);
     try {
       if (!(await catalogue.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
