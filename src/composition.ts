@@ -18,10 +18,12 @@ import { migratePostgres, openPostgres } from './db/postgres.js';
 import { ChangeCount } from './db/postgres-changes.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
-import { SurveyFiles } from './ingest/survey-files.js';
+import { IngestWorkspace } from './ingest/workspace.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { RasterEngine } from './raster/index.js';
+import { gdalStorageSettings, openStorage } from './storage/open-storage.js';
+import type { SurveyStorage } from './storage/storage.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
 import { TileResponder } from './tiles/tile-responder.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
@@ -35,7 +37,8 @@ export interface Services {
   log: Logger;
   catalogue: SurveyCatalogue;
   accounts: AccountStore;
-  files: SurveyFiles;
+  /** Where survey files are: the data folder, a bucket, or read-only HTTP. */
+  storage: SurveyStorage;
   ingestor: SurveyIngestor;
   /** Issues and decodes transaction tokens (keyring from config, else `<dataDir>/token-secrets`). */
   tokens: TokenCodec;
@@ -81,8 +84,9 @@ function loadTokenKeyring(config: Config): TokenKeyring {
  * GDAL settings for the whole process. PAM off: computing statistics of a source (16-bit
  * imagery) must not leave a .aux.xml beside the customer's file, nor beside our outputs.
  */
-function configureGdal(): void {
+function configureGdal(config: Config): void {
   gdal.config.set('GDAL_PAM_ENABLED', 'NO');
+  for (const [name, value] of Object.entries(gdalStorageSettings(config.storage))) gdal.config.set(name, value);
 }
 
 /**
@@ -126,7 +130,7 @@ export interface Stores {
 export async function openStores(database: DatabaseConfig, clock: Clock): Promise<Stores> {
   if (database.engine === 'sqlite') {
     const db = openSqlite(database.path);
-    const catalogue = new SqliteSurveyCatalogue(db);
+    const catalogue = new SqliteSurveyCatalogue(db, clock);
     const accounts = new SqliteAccountStore(db, { now: clock });
     return {
       catalogue,
@@ -143,7 +147,7 @@ export async function openStores(database: DatabaseConfig, clock: Clock): Promis
     const catalogueChanges = await ChangeCount.follow(sql, 'catalogue_changes', 'nadir_catalogue');
     const accountChanges = await ChangeCount.follow(sql, 'account_changes', 'nadir_accounts');
     return {
-      catalogue: new PostgresSurveyCatalogue(sql, catalogueChanges),
+      catalogue: new PostgresSurveyCatalogue(sql, catalogueChanges, clock),
       accounts: new PostgresAccountStore(sql, accountChanges, clock),
       schema,
       async close() {
@@ -176,14 +180,16 @@ async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter
  * pass one they set). Everything that reads the time gets this clock.
  */
 export async function createServices(config: Config, clock: Clock, choices: ServiceChoices = {}): Promise<Services> {
-  configureGdal();
+  configureGdal(config);
   configureSharp();
   const log = createLogger(config.logLevel, config.serverId, choices.logStream);
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
   const stores = await openStores(config.database, clock);
   let rateLimiter: RateLimiter;
+  let storage: SurveyStorage;
   try {
+    storage = await openStorage(config.storage);
     rateLimiter = choices.rateLimiter ?? (await openRateLimiter(config, log));
   } catch (error) {
     await stores.close();
@@ -195,9 +201,8 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     );
   }
   const { catalogue, accounts } = stores;
-  const files = new SurveyFiles(config.dataDir);
-  const ingestor = new SurveyIngestor(catalogue, files, clock);
-  const tileEngine = new TileEngine(catalogue, {
+  const ingestor = new SurveyIngestor({ catalogue, workspace: new IngestWorkspace(config.dataDir), storage, clock });
+  const tileEngine = new TileEngine(catalogue, storage, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,
     // The cores are shared by the serve workers: one image task per core in all.
@@ -211,10 +216,11 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     log,
     catalogue,
     accounts,
-    files,
+    storage,
     ingestor,
     tokens,
     raster: new RasterEngine({
+      storage,
       admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
     }),
     tiles,
@@ -226,6 +232,7 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
       // Counts first, while the database is still open: a stopped server loses none.
       await tileUsage.close();
       await rateLimiter.close();
+      await storage.close();
       await stores.close();
     },
   };

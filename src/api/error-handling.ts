@@ -88,7 +88,10 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
 export function answerToFailure(error: unknown, requestId: string, log: FastifyBaseLogger): ApiFailure {
   const answer = failureFromError(error, requestId);
   if (answer.body.code === 'INTERNAL') log.error({ err: error }, 'request failed');
-  else if (answer.status >= 500) log.warn({ code: answer.body.code }, answer.body.error);
+  else if (answer.status >= 500) {
+    const cause = error instanceof Error ? error.cause : undefined;
+    log.warn({ code: answer.body.code, ...(cause ? { err: cause } : {}) }, answer.body.error);
+  }
   return answer;
 }
 

@@ -1,11 +1,21 @@
+import type { Clock } from '../clock.js';
 import type { Migrations } from '../db/migrations.js';
-import type { PostgresSql } from '../db/postgres.js';
+import type { PostgresSql, PostgresTransaction } from '../db/postgres.js';
 import type { ChangeCount } from '../db/postgres-changes.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
-import type { SurveyCatalogue, SurveyPage, SurveySearch, SurveyView, TagFilter } from './catalogue.js';
+import type {
+  Reservation,
+  RetiredFile,
+  SurveyCatalogue,
+  SurveyPage,
+  SurveySearch,
+  SurveyView,
+  TagFilter,
+} from './catalogue.js';
 import { packFootprint } from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
 import {
+  assetLocations,
   type DocumentRow,
   documentJson,
   type ListingRow,
@@ -53,6 +63,10 @@ export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
      END $$;
      CREATE TRIGGER surveys_changed AFTER INSERT OR UPDATE OR DELETE ON surveys
        FOR EACH STATEMENT EXECUTE FUNCTION nadir_catalogue_changed();`,
+    // Survey files in object storage are removed after a grace period, not at once: when a
+    // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
+    `ALTER TABLE survey_versions ADD COLUMN reserved_at text;
+     CREATE TABLE retired_files (location text COLLATE "C" PRIMARY KEY, retired_at text NOT NULL);`,
   ],
 };
 
@@ -63,11 +77,16 @@ interface CandidateRow extends DocumentRow, ListingRow {
 export class PostgresSurveyCatalogue implements SurveyCatalogue {
   readonly #sql: PostgresSql;
   readonly #changes: ChangeCount;
+  readonly #now: Clock;
 
-  /** The migrations must have run (composition.ts); `changes` follows `catalogue_changes`. */
-  constructor(sql: PostgresSql, changes: ChangeCount) {
+  /**
+   * The migrations must have run (composition.ts); `changes` follows `catalogue_changes`; `now`
+   * is when versions are reserved and files retired.
+   */
+  constructor(sql: PostgresSql, changes: ChangeCount, now: Clock) {
     this.#sql = sql;
     this.#changes = changes;
+    this.#now = now;
   }
 
   async put(survey: Survey): Promise<void> {
@@ -87,6 +106,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
       body: documentJson(survey),
     };
     await this.#sql.begin(async (sql) => {
+      await this.#retire(sql, survey.id, new Set(assetLocations(survey)));
       await sql`
         INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, footprint, outline, listing, body)
         VALUES (${row.id}, ${row.capture_date}, ${row.last_photo_time}, ${row.version}, ${row.type_mask},
@@ -107,16 +127,50 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   }
 
   async delete(id: string): Promise<boolean> {
-    const deleted = await this.#sql`DELETE FROM surveys WHERE id = ${id}`;
+    const deleted = await this.#sql.begin(async (sql) => {
+      await this.#retire(sql, id, new Set());
+      return sql`DELETE FROM surveys WHERE id = ${id}`;
+    });
     if (deleted.count > 0) await this.#changes.refresh();
     return deleted.count > 0;
+  }
+
+  /** Within put's or delete's transaction: the survey's files that `kept` does not name are retired now. */
+  async #retire(sql: PostgresTransaction, id: string, kept: ReadonlySet<string>): Promise<void> {
+    const [row] = await sql<{ body: string }[]>`SELECT body FROM surveys WHERE id = ${id} FOR UPDATE`;
+    if (!row) return;
+    const retired = assetLocations(JSON.parse(row.body) as Survey).filter((location) => !kept.has(location));
+    if (retired.length === 0) return;
+    await sql`
+      INSERT INTO retired_files (location, retired_at)
+      SELECT unnest(${retired}::text[]), ${this.#now().toISOString()} ON CONFLICT DO NOTHING`;
+  }
+
+  async retiredFiles(): Promise<RetiredFile[]> {
+    const rows = await this.#sql<{ location: string; retired_at: string }[]>`
+      SELECT location, retired_at FROM retired_files ORDER BY retired_at, location`;
+    return rows.map((row) => ({ location: row.location, retiredAt: row.retired_at }));
+  }
+
+  async forgetRetired(locations: readonly string[]): Promise<void> {
+    if (locations.length === 0) return;
+    await this.#sql`DELETE FROM retired_files WHERE location = ANY(${locations as string[]}::text[])`;
+  }
+
+  async reservations(): Promise<Map<string, Reservation>> {
+    const rows = await this.#sql<{ id: string; last_version: number; reserved_at: string | null }[]>`
+      SELECT id, last_version, reserved_at FROM survey_versions`;
+    return new Map(
+      rows.map((row) => [row.id, { version: row.last_version, reservedAt: row.reserved_at ?? undefined }]),
+    );
   }
 
   async reserveVersion(id: string): Promise<number> {
     // Versions never repeat, even after a delete: caches keyed by (id, version) stay correct.
     const [row] = await this.#sql<{ last_version: number }[]>`
-      INSERT INTO survey_versions (id, last_version) VALUES (${id}, 1)
-      ON CONFLICT (id) DO UPDATE SET last_version = survey_versions.last_version + 1 RETURNING last_version`;
+      INSERT INTO survey_versions (id, last_version, reserved_at) VALUES (${id}, 1, ${this.#now().toISOString()})
+      ON CONFLICT (id) DO UPDATE SET last_version = survey_versions.last_version + 1, reserved_at = excluded.reserved_at
+      RETURNING last_version`;
     return (row as { last_version: number }).last_version;
   }
 
@@ -173,7 +227,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
     return sql`${include} AND ${exclude}`;
   }
 
-  async referencedUris(): Promise<Set<string>> {
+  async referencedFiles(): Promise<Set<string>> {
     const uris = new Set<string>();
     const rows = await this.#sql<{ uri: string }[]>`
       SELECT DISTINCT asset.value->>'uri' AS uri FROM surveys, jsonb_each(body::jsonb->'assets') AS asset`;

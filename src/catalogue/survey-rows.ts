@@ -26,6 +26,11 @@ export interface ListingRow {
 
 type StoredListing = Pick<SurveyListing, 'firstPhotoTime' | 'assets'>;
 
+/** Where each of a survey's files is (the catalogue's asset locations). */
+export function assetLocations(survey: Pick<Survey, 'assets'>): string[] {
+  return Object.values(survey.assets).flatMap((asset) => (asset ? [asset.uri] : []));
+}
+
 /** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
 export function typeMask(types: readonly ContentType[]): number {
   return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);

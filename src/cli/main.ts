@@ -8,9 +8,18 @@ import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
 import { migrateCommand } from './commands/migrate.js';
 import { serveCommand } from './commands/serve.js';
+import { storageCommand } from './commands/storage.js';
 import { surveysCommand } from './commands/surveys.js';
 
-const COMMANDS: Command[] = [serveCommand, migrateCommand, ingestCommand, demoCommand, surveysCommand, accountsCommand];
+const COMMANDS: Command[] = [
+  serveCommand,
+  migrateCommand,
+  ingestCommand,
+  demoCommand,
+  surveysCommand,
+  accountsCommand,
+  storageCommand,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

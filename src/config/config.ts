@@ -2,12 +2,36 @@ import { availableParallelism, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NadirError } from '../errors.js';
 
+/** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); absent: the SDK's own chain. */
+export interface S3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/** Where survey files live: a local folder, an S3(-compatible) bucket, or read-only HTTP(S). */
+export type StorageConfig =
+  | { kind: 'local'; root: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      prefix: string;
+      region: string;
+      endpoint?: string;
+      credentials?: S3Credentials;
+      /** A read slower than this is a storage failure (503), ms (NADIR_STORAGE_TIMEOUT_MS). */
+      timeoutMs: number;
+    }
+  | { kind: 'http'; base: string; timeoutMs: number };
+
 /** Where the catalogue, accounts and usage live: the embedded SQLite file, or a PostgreSQL server. */
 export type DatabaseConfig = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
 export interface Config {
   dataDir: string;
   database: DatabaseConfig;
+  /** NADIR_STORAGE (default: the data folder). */
+  storage: StorageConfig;
   /** Tile rate limits shared by every server (NADIR_REDIS_URL); absent: counted in this process. */
   redisUrl?: string;
   /** Which server answered, in every log line (NADIR_SERVER_ID, default `<hostname>:<pid>`). */
@@ -81,6 +105,50 @@ function parseDatabase(raw: string | undefined, dataDir: string, cwd: string): D
   return { engine: 'postgres', url: database };
 }
 
+/**
+ * NADIR_STORAGE: a folder (default the data folder), `s3://bucket/prefix` (credentials and region
+ * from the standard AWS variables, NADIR_S3_ENDPOINT for an S3-compatible store), or an
+ * `https://` base URL that only serves (a CDN in front of the bucket).
+ */
+function parseStorage(env: NodeJS.ProcessEnv, dataDir: string, cwd: string): StorageConfig {
+  const raw = env.NADIR_STORAGE || dataDir;
+  const endpoint = env.NADIR_S3_ENDPOINT || undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(endpoint)) {
+    bad('NADIR_S3_ENDPOINT', 'must be an http(s)://host[:port] URL', withoutCredentials(endpoint));
+  }
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(raw)?.[1]?.toLowerCase();
+  if (scheme === undefined) return { kind: 'local', root: resolve(cwd, raw) };
+  const timeoutMs = integer(env, 'NADIR_STORAGE_TIMEOUT_MS', 10_000, 100, 600_000);
+  if (scheme === 's3') {
+    const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+    if (!match) bad('NADIR_STORAGE', 'must be s3://bucket/prefix with a valid bucket name', raw);
+    const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+    const prefix = (match[2] ?? '').replace(/\/+$/, '');
+    const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN } = env;
+    const credentials =
+      accessKeyId && secretAccessKey
+        ? { accessKeyId, secretAccessKey, ...(AWS_SESSION_TOKEN ? { sessionToken: AWS_SESSION_TOKEN } : {}) }
+        : undefined;
+    return {
+      kind: 's3',
+      bucket: match[1] as string,
+      prefix,
+      region,
+      timeoutMs,
+      ...(endpoint ? { endpoint } : {}),
+      ...(credentials ? { credentials } : {}),
+    };
+  }
+  if (scheme === 'http' || scheme === 'https') {
+    try {
+      return { kind: 'http', base: new URL(raw).href.replace(/\/+$/, ''), timeoutMs };
+    } catch {
+      bad('NADIR_STORAGE', 'is not a valid URL', withoutCredentials(raw));
+    }
+  }
+  bad('NADIR_STORAGE', 'must be a folder, s3://bucket/prefix or an http(s):// URL', withoutCredentials(raw));
+}
+
 function parseRedisUrl(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   let url: URL | undefined;
@@ -110,6 +178,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
   return {
     dataDir,
     database: parseDatabase(env.NADIR_DATABASE, dataDir, cwd),
+    storage: parseStorage(env, dataDir, cwd),
     redisUrl: parseRedisUrl(env.NADIR_REDIS_URL),
     serverId: env.NADIR_SERVER_ID || `${hostname()}:${process.pid}`,
     host,

@@ -4,6 +4,8 @@ import { NadirError } from '../errors.js';
 import { type Migrations, schemaAhead } from './migrations.js';
 
 export type PostgresSql = postgres.Sql;
+/** A transaction's handle (sql.begin's callback argument). */
+export type PostgresTransaction = postgres.TransactionSql;
 
 /** Connections per process: enough for 16+ requests in flight (a query takes well under a ms). */
 const POOL_SIZE = 20;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import { openSqlite } from '../../src/db/sqlite.js';
+import { testClock } from '../support/clock.js';
 import { box, everything, lFootprint, rectFootprint, survey } from './helpers.js';
 
 const ids = (page: { surveys: { id: string }[] }) => page.surveys.map((s) => s.id);
@@ -15,18 +16,18 @@ describe('SqliteSurveyCatalogue in a file', () => {
 
   it('survives reopening: surveys, the index and version counters persist; migrations run once', async () => {
     const path = join(dir, 'sub', 'nadir.sqlite');
-    const first = new SqliteSurveyCatalogue(openSqlite(path));
+    const first = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
     await first.put(survey('s1', { footprint: rectFootprint(box(1, 1, 2, 2)) }));
     assert.equal(await first.reserveVersion('s1'), 2);
     await first.close();
 
     const db = openSqlite(path);
-    const second = new SqliteSurveyCatalogue(db);
+    const second = new SqliteSurveyCatalogue(db, testClock().now);
     assert.deepEqual(await second.get('s1'), survey('s1', { footprint: rectFootprint(box(1, 1, 2, 2)) }));
     assert.deepEqual(ids(await second.search({ ...everything, area: box(1.4, 1.4, 1.6, 1.6) })), ['s1']);
     assert.equal(await second.reserveVersion('s1'), 3);
     const migrations = db.prepare("SELECT version FROM schema_migrations WHERE module = 'catalogue'").all();
-    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
     await second.close();
   });
 
@@ -67,7 +68,7 @@ describe('SqliteSurveyCatalogue in a file', () => {
     }
     db.close();
 
-    const catalogue = new SqliteSurveyCatalogue(openSqlite(path));
+    const catalogue = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
     assert.deepEqual(await catalogue.get('a'), old[0]);
     assert.deepEqual(await catalogue.get('b'), old[1]);
     // The L's notch is outside its footprint: the exact test reads the converted footprint.
@@ -95,8 +96,8 @@ describe('SqliteSurveyCatalogue in a file', () => {
 
   it('two catalogues on one file see each other and share version counters', async () => {
     const path = join(dir, 'shared.sqlite');
-    const a = new SqliteSurveyCatalogue(openSqlite(path));
-    const b = new SqliteSurveyCatalogue(openSqlite(path));
+    const a = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
+    const b = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
     assert.equal(await a.reserveVersion('x'), 1);
     assert.equal(await b.reserveVersion('x'), 2);
     assert.equal(await a.reserveVersion('x'), 3);
@@ -112,8 +113,8 @@ describe('SqliteSurveyCatalogue change marker', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nadir-marker-'));
     try {
       const path = join(dir, 'nadir.sqlite');
-      const server = new SqliteSurveyCatalogue(openSqlite(path));
-      const ingest = new SqliteSurveyCatalogue(openSqlite(path));
+      const server = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
+      const ingest = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
       const other = openSqlite(path);
       other.exec('CREATE TABLE unrelated (n INTEGER)');
       const start = server.changeMarkerNow();

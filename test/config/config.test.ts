@@ -29,6 +29,7 @@ describe('parseConfig defaults', () => {
     assert.deepEqual(config, {
       dataDir: join(cwd, 'data'),
       database: { engine: 'sqlite', path: join(cwd, 'data', 'nadir.sqlite') },
+      storage: { kind: 'local', root: join(cwd, 'data') },
       redisUrl: undefined,
       serverId: config.serverId,
       host: '0.0.0.0',
@@ -111,6 +112,42 @@ describe('parseConfig overrides', () => {
     ]) {
       assert.deepEqual(parseConfig({ NADIR_DATABASE: url }, cwd).database, { engine: 'postgres', url });
     }
+  });
+
+  it('takes NADIR_STORAGE: a folder, s3://bucket/prefix with the AWS variables, or an http(s) base', () => {
+    assert.deepEqual(parseConfig({ NADIR_STORAGE: 'cogs' }, cwd).storage, { kind: 'local', root: join(cwd, 'cogs') });
+    const s3 = parseConfig(
+      {
+        NADIR_STORAGE: 's3://survey-imagery/prod/',
+        NADIR_S3_ENDPOINT: 'http://127.0.0.1:9000',
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'AKIA',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+        NADIR_STORAGE_TIMEOUT_MS: '2500',
+      },
+      cwd,
+    ).storage;
+    assert.deepEqual(s3, {
+      kind: 's3',
+      bucket: 'survey-imagery',
+      prefix: 'prod',
+      region: 'eu-west-1',
+      timeoutMs: 2500,
+      endpoint: 'http://127.0.0.1:9000',
+      credentials: { accessKeyId: 'AKIA', secretAccessKey: 'secret' },
+    });
+    assert.deepEqual(parseConfig({ NADIR_STORAGE: 'https://cdn.example.com/imagery/' }, cwd).storage, {
+      kind: 'http',
+      base: 'https://cdn.example.com/imagery',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('NADIR_STORAGE: another scheme, a bad bucket name or a bad endpoint is refused', () => {
+    for (const value of ['ftp://host/x', 's3://', 's3://UPPER/x', 's3://a/x']) {
+      assertInvalid({ NADIR_STORAGE: value }, 'NADIR_STORAGE', value);
+    }
+    assertInvalid({ NADIR_S3_ENDPOINT: 'minio:9000' }, 'NADIR_S3_ENDPOINT', 'minio:9000');
   });
 
   it('takes NADIR_REDIS_URL and NADIR_SERVER_ID', () => {

@@ -65,7 +65,7 @@ describe('SQLite migrations', () => {
     const path = join(dir, 'previous.sqlite');
     const db = openSqlite(path);
     // The catalogue's schema is unchanged by this release: its store writes its rows below.
-    new SqliteSurveyCatalogue(db);
+    new SqliteSurveyCatalogue(db, testClock().now);
     migrate(db, previous(SQLITE_ACCOUNTS_MIGRATIONS, 1));
     db.prepare(
       `INSERT INTO accounts (id, name, raster_subscription, monthly_allowance, tile_rate_limit,
@@ -84,7 +84,7 @@ describe('SQLite migrations', () => {
       '2026-10',
       ACCOUNT.created,
     );
-    await new SqliteSurveyCatalogue(db).put(SURVEY);
+    await new SqliteSurveyCatalogue(db, testClock().now).put(SURVEY);
     db.close();
 
     const upgraded = await openStores({ engine: 'sqlite', path }, testClock().now);

@@ -263,3 +263,55 @@ ${site}
     },
   };
 }
+
+export interface S3Server {
+  port: number;
+  /** NADIR_S3_ENDPOINT. */
+  endpoint: string;
+  /** The environment a nadir process needs to reach it (s3rver's fixed keys). */
+  env: NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+}
+
+/**
+ * An S3-compatible server, npm's @20minutes/s3rver, in a process of its own (it speaks S3 over
+ * HTTP, checks request signatures, and keeps objects in a temporary folder), with `buckets`.
+ */
+export async function startS3(...buckets: string[]): Promise<S3Server> {
+  const dir = await mkdtemp(join(tmpdir(), 'nadir-s3-'));
+  const port = await freePort();
+  let output = '';
+  const child = spawn(
+    process.execPath,
+    [join(import.meta.dirname, 's3rver-process.mjs'), dir, String(port), ...buckets],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  running.add(child);
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  await waitFor(
+    's3rver',
+    async () => output.includes('listening'),
+    child,
+    () => output,
+  );
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    port,
+    endpoint,
+    env: {
+      NADIR_S3_ENDPOINT: endpoint,
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_REGION: 'us-east-1',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    },
+    async stop() {
+      await stopChild(child, 'SIGTERM');
+      running.delete(child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -35,15 +35,9 @@ nadir surveys delete <id>`,
       printJson(ctx, values.json ? survey : surveySummary(survey));
       return 0;
     }
-    const { files } = await ctx.services();
-    const unlock = await files.lock(id);
-    try {
-      if (!(await catalogue.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
-      await files.removeUnreferencedVersions(id, await catalogue.referencedUris());
-    } finally {
-      await unlock();
-    }
-    ctx.stdout.write(`deleted survey ${id}\n`);
+    const { ingestor } = await ctx.services();
+    if (!(await ingestor.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
+    ctx.stdout.write(`deleted survey ${id} (its files go after a grace period: nadir storage gc)\n`);
     return 0;
   },
 };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { testClock } from '../../support/clock.js';
 import { box, everything, lFootprint, rectFootprint, survey } from '../helpers.js';
 import type { CatalogueSubject } from './subject.js';
 
@@ -93,13 +94,13 @@ export function storageCases(subject: CatalogueSubject): void {
       assert.equal(await catalogue.reserveVersion('imported'), 9);
     });
 
-    it('referencedUris lists every asset of every survey, once', async () => {
+    it('referencedFiles lists every asset of every survey, once', async () => {
       const catalogue = await subject.fresh();
-      assert.deepEqual(await catalogue.referencedUris(), new Set());
+      assert.deepEqual(await catalogue.referencedFiles(), new Set());
       await catalogue.put(survey('s1', { types: ['Vert', 'DetailDsm'], version: 2 }));
       await catalogue.put(survey('s2', { types: ['North'] }));
       assert.deepEqual(
-        await catalogue.referencedUris(),
+        await catalogue.referencedFiles(),
         new Set([
           'file:///data/surveys/s1/v2/Vert.tif',
           'file:///data/surveys/s1/v2/DetailDsm.tif',
@@ -109,8 +110,46 @@ export function storageCases(subject: CatalogueSubject): void {
       // Replacing s1 with version 3 drops the version 2 files from the set.
       await catalogue.put(survey('s1', { types: ['Vert'], version: 3 }));
       assert.deepEqual(
-        await catalogue.referencedUris(),
+        await catalogue.referencedFiles(),
         new Set(['file:///data/surveys/s1/v3/Vert.tif', 'file:///data/surveys/s2/v1/North.tif']),
+      );
+    });
+
+    it('put and delete retire the files they drop, noting when; forgetRetired forgets them', async () => {
+      const clock = testClock('2026-11-22T12:00:00.000Z');
+      const catalogue = await subject.fresh(clock.now);
+      const file = (version: number, type: string) => `file:///data/surveys/s1/v${version}/${type}.tif`;
+      await catalogue.put(survey('s1', { types: ['Vert', 'DetailDsm'], version: 1 }));
+      assert.deepEqual(await catalogue.retiredFiles(), []);
+      clock.advance(60_000);
+      await catalogue.put(survey('s1', { types: ['Vert'], version: 2 }));
+      clock.advance(60_000);
+      await catalogue.delete('s1');
+      assert.deepEqual(await catalogue.retiredFiles(), [
+        { location: file(1, 'DetailDsm'), retiredAt: '2026-11-22T12:01:00.000Z' },
+        { location: file(1, 'Vert'), retiredAt: '2026-11-22T12:01:00.000Z' },
+        { location: file(2, 'Vert'), retiredAt: '2026-11-22T12:02:00.000Z' },
+      ]);
+      await catalogue.forgetRetired([file(1, 'DetailDsm'), file(1, 'Vert')]);
+      assert.deepEqual(
+        (await catalogue.retiredFiles()).map((r) => r.location),
+        [file(2, 'Vert')],
+      );
+    });
+
+    it('reserveVersion notes when; reservations give the newest version of each survey', async () => {
+      const clock = testClock('2026-11-22T12:00:00.000Z');
+      const catalogue = await subject.fresh(clock.now);
+      await catalogue.reserveVersion('a');
+      clock.advance(5_000);
+      await catalogue.reserveVersion('a');
+      await catalogue.reserveVersion('b');
+      assert.deepEqual(
+        await catalogue.reservations(),
+        new Map([
+          ['a', { version: 2, reservedAt: '2026-11-22T12:00:05.000Z' }],
+          ['b', { version: 1, reservedAt: '2026-11-22T12:00:05.000Z' }],
+        ]),
       );
     });
   });

@@ -1,4 +1,5 @@
 import type { SurveyCatalogue } from '../../../src/catalogue/catalogue.js';
+import type { Clock } from '../../../src/clock.js';
 import type { Stores } from '../../../src/composition.js';
 import { testClock } from '../../support/clock.js';
 import type { StoreEngine } from '../../support/store-engines.js';
@@ -6,8 +7,8 @@ import type { StoreEngine } from '../../support/store-engines.js';
 /** What a contract case is given: catalogues on the engine under test. */
 export interface CatalogueSubject {
   engine: StoreEngine['name'];
-  /** An empty catalogue of its own, closed after the test. */
-  fresh(): Promise<SurveyCatalogue>;
+  /** An empty catalogue of its own (on `clock`, default the tests' clock), closed after the test. */
+  fresh(clock?: Clock): Promise<SurveyCatalogue>;
   /** The same, kept until the whole suite ends (for a `before`). */
   lasting(): Promise<SurveyCatalogue>;
   /** A second handle on the database of `catalogue`, as another server (or the CLI) has. */
@@ -33,7 +34,7 @@ export function catalogueSubject(engine: StoreEngine): CatalogueSubject {
   };
   return {
     engine: engine.name,
-    fresh: () => open(forTest, engine.open(testClock().now)),
+    fresh: (clock = testClock().now) => open(forTest, engine.open(clock)),
     lasting: () => open(forSuite, engine.open(testClock().now)),
     another(catalogue) {
       const stores = storesOf.get(catalogue);
