@@ -175,7 +175,7 @@ export async function buildSyntheticCatalogue(path: string, count: number): Prom
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${partial}${suffix}`, { force: true });
   const db = openSqlite(partial);
   try {
-    const catalogue = new SqliteSurveyCatalogue(db);
+    const catalogue = new SqliteSurveyCatalogue(db, () => new Date());
     // A new file nothing else reads, renamed only when complete: no journal, no fsync, and a cache
     // (1 GiB) that holds the R*Tree while it grows, so pages are written once, at the commit.
     db.pragma('journal_mode = OFF');

@@ -65,7 +65,7 @@ export async function openFloor(database: string, types: ContentType[]): Promise
   )) as typeof CatalogueModule;
   const { openSqlite } = (await import(join(DIST, 'db/sqlite.js'))) as typeof SqliteModule;
   const db = openSqlite(database);
-  const catalogue = new SqliteSurveyCatalogue(db);
+  const catalogue = new SqliteSurveyCatalogue(db, () => new Date());
   const statement = db.prepare(candidatesSql('listing'));
   const parameters = (area: Bounds) => ({
     ...area,

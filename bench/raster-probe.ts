@@ -8,9 +8,11 @@
  * (VmHWM) during the measured render(s), and for `concurrent` how many were rendered.
  */
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Asset } from '../src/catalogue/survey.js';
 import { isNadirError } from '../src/errors.js';
 import { type ImageFormat, RasterEngine, type RasterEngineOptions } from '../src/raster/index.js';
+import { LocalStorage } from '../src/storage/local-storage.js';
 import { idleRssMb, peakRssMb, resetPeak } from './raster-measure.js';
 import type { BenchSurvey } from './raster-source.js';
 
@@ -32,7 +34,7 @@ const dsm = bench.survey.assets.DetailDsm as Asset;
 
 type Job = { asset: Asset; format: ImageFormat; size: number };
 
-function jobs(): { options: RasterEngineOptions; list: Job[] } {
+function jobs(): { options: Omit<RasterEngineOptions, 'storage'>; list: Job[] } {
   if (mode === 'single') {
     const [type, format, size] = rest;
     return {
@@ -51,7 +53,8 @@ function jobs(): { options: RasterEngineOptions; list: Job[] } {
 }
 
 const { options, list } = jobs();
-const engine = new RasterEngine(options);
+// The bench survey's files are in the data folder beside its description.
+const engine = new RasterEngine({ storage: new LocalStorage(join(dirname(surveyFile as string), 'data')), ...options });
 for (const asset of new Set(list.map((job) => job.asset))) {
   for (const format of new Set(list.map((job) => job.format))) await engine.renderAoi({ asset, aoi, size: 64, format });
 }

@@ -23,6 +23,7 @@ import sharp from 'sharp';
 import type { Asset } from '../src/catalogue/survey.js';
 import { aoiMercatorBounds } from '../src/geo/aoi.js';
 import { RasterEngine } from '../src/raster/index.js';
+import { LocalStorage } from '../src/storage/local-storage.js';
 import { measureGdalCli } from './contenders/gdal-cli.js';
 import { measureRasterioAoi } from './contenders/rasterio-aoi.js';
 import { idleRssMb, measureDownload, measureEngine, type Sample, spawnJson } from './raster-measure.js';
@@ -184,7 +185,14 @@ export async function runRasterSection(
   await mkdir(scratch, { recursive: true });
   try {
     const serverIdleMb = await idleRssMb(server.pid);
-    const ctx: Context = { server, engine: new RasterEngine(), bench, ortho, scratch, log };
+    const ctx: Context = {
+      server,
+      engine: new RasterEngine({ storage: new LocalStorage(join(WORK, 'data')) }),
+      bench,
+      ortho,
+      scratch,
+      log,
+    };
     const cases: CaseResult[] = [];
     for (const format of settings.formats) {
       for (const size of settings.sizes)

@@ -87,7 +87,7 @@ export async function benchSurvey(dir: string, log: (message: string) => void): 
   const { ortho, dsm } = await buildSources(dir);
   log('ingesting them (COG writing, a minute or so)');
   const data = join(dir, 'data');
-  const services = createServices(parseConfig({ NADIR_DATA_DIR: data }, data), systemClock);
+  const services = await createServices(parseConfig({ NADIR_DATA_DIR: data }, data), systemClock);
   try {
     const manifest = join(dir, 'manifest.json');
     await writeFile(

@@ -2,20 +2,30 @@ import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } 
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import gdal from 'gdal-async';
+import type { Logger } from 'pino';
 import sharp from 'sharp';
 import type { AccountStore } from './accounts/index.js';
 import { SqliteAccountStore } from './accounts/index.js';
+import { POSTGRES_ACCOUNTS_MIGRATIONS, PostgresAccountStore } from './accounts/postgres-account-store.js';
 import { TileUsageCounter } from './accounts/tile-usage.js';
+import { createLogger, type LogDestination } from './api/log-safety.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
+import { POSTGRES_CATALOGUE_MIGRATIONS, PostgresSurveyCatalogue } from './catalogue/postgres-catalogue.js';
 import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
 import type { Clock } from './clock.js';
-import type { Config } from './config/config.js';
+import type { Config, DatabaseConfig } from './config/config.js';
+import { migratePostgres, openPostgres } from './db/postgres.js';
+import { ChangeCount } from './db/postgres-changes.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
-import { SurveyFiles } from './ingest/survey-files.js';
+import { IngestWorkspace } from './ingest/workspace.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
+import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { RasterEngine } from './raster/index.js';
+import { gdalStorageSettings, openStorage } from './storage/open-storage.js';
+import type { SurveyStorage } from './storage/storage.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
+import { TileResponder } from './tiles/tile-responder.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
 
 /** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
@@ -23,17 +33,22 @@ export interface Services {
   config: Config;
   /** The one clock every part below reads the time from. */
   clock: Clock;
+  /** The process's JSON logger; each line names the server (config.serverId). */
+  log: Logger;
   catalogue: SurveyCatalogue;
   accounts: AccountStore;
-  files: SurveyFiles;
+  /** Where survey files are: the data folder, a bucket, or read-only HTTP. */
+  storage: SurveyStorage;
   ingestor: SurveyIngestor;
   /** Issues and decodes transaction tokens (keyring from config, else `<dataDir>/token-secrets`). */
   tokens: TokenCodec;
   /** Renders AOI downloads, with admission control bounding their memory. */
   raster: RasterEngine;
-  /** Map tiles: catalogue lookups, COG reads and compositing, with their caches. */
-  tiles: TileEngine;
-  /** Per-key tile rate limits (this process's counters). */
+  /** Answers tile requests: the tile core every HTTP entrance is an adapter of. */
+  tiles: TileResponder;
+  /** Map tiles' machinery: catalogue lookups, COG reads and compositing, with their caches. */
+  tileEngine: TileEngine;
+  /** Per-key tile rate limits. */
   rateLimiter: RateLimiter;
   /** Tiles served per account and month, written in batches. */
   tileUsage: TileUsageCounter;
@@ -69,8 +84,9 @@ function loadTokenKeyring(config: Config): TokenKeyring {
  * GDAL settings for the whole process. PAM off: computing statistics of a source (16-bit
  * imagery) must not leave a .aux.xml beside the customer's file, nor beside our outputs.
  */
-function configureGdal(): void {
+function configureGdal(config: Config): void {
   gdal.config.set('GDAL_PAM_ENABLED', 'NO');
+  for (const [name, value] of Object.entries(gdalStorageSettings(config.storage))) gdal.config.set(name, value);
 }
 
 /**
@@ -89,42 +105,135 @@ const TILE_USAGE_FLUSH_MS = 5_000;
 /** The wall clock: what `nadir` runs on. The only place in the service that reads it. */
 export const systemClock: Clock = () => new Date();
 
-/** `clock`: the system clock in production; tests pass one they set. Everything gets this one. */
-export function createServices(config: Config, clock: Clock): Services {
-  configureGdal();
+/** Parts chosen by how the process runs rather than by the config. */
+export interface ServiceChoices {
+  /** A `nadir serve --workers` worker without Redis leases its rate limits from the primary. */
+  rateLimiter?: RateLimiter;
+  /** Where log lines go (default stdout); tests pass a collector to read them. */
+  logStream?: LogDestination;
+}
+
+/** The catalogue, the accounts and usage on the configured engine, migrated. */
+export interface Stores {
+  catalogue: SurveyCatalogue;
+  accounts: AccountStore;
+  /** The schema version of each store after migrating. */
+  schema: Record<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database and brings its schema up to date (`nadir migrate`, and every command at
+ * start): SQLite under its write lock, PostgreSQL under an advisory lock, so servers starting at
+ * once take turns. A database that cannot be reached, or that a newer nadir migrated, fails here.
+ */
+export async function openStores(database: DatabaseConfig, clock: Clock): Promise<Stores> {
+  if (database.engine === 'sqlite') {
+    const db = openSqlite(database.path);
+    const catalogue = new SqliteSurveyCatalogue(db, clock);
+    const accounts = new SqliteAccountStore(db, { now: clock });
+    return {
+      catalogue,
+      accounts,
+      schema: { catalogue: catalogue.schemaVersion, accounts: accounts.schemaVersion },
+      close: async () => {
+        db.close();
+      },
+    };
+  }
+  const sql = await openPostgres(database.url);
+  try {
+    const schema = await migratePostgres(sql, [POSTGRES_CATALOGUE_MIGRATIONS, POSTGRES_ACCOUNTS_MIGRATIONS]);
+    const catalogueChanges = await ChangeCount.follow(sql, 'catalogue_changes', 'nadir_catalogue');
+    const accountChanges = await ChangeCount.follow(sql, 'account_changes', 'nadir_accounts');
+    return {
+      catalogue: new PostgresSurveyCatalogue(sql, catalogueChanges, clock),
+      accounts: new PostgresAccountStore(sql, accountChanges, clock),
+      schema,
+      async close() {
+        await catalogueChanges.close();
+        await accountChanges.close();
+        await sql.end({ timeout: 5 });
+      },
+    };
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    throw error;
+  }
+}
+
+/** Tile rate limits: shared through Redis when configured, else this process's own counters. */
+async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
+  if (!config.redisUrl) return new MemoryRateLimiter();
+  return RedisRateLimiter.connect(config.redisUrl, {
+    unavailable: (error) =>
+      log.warn(
+        { err: error },
+        'Redis unreachable: tile rate limits are counted by each process alone until it is back',
+      ),
+    recovered: () => log.info('Redis reachable again: tile rate limits are shared again'),
+  });
+}
+
+/**
+ * Builds everything from one parsed config and one clock (the system clock in production; tests
+ * pass one they set). Everything that reads the time gets this clock.
+ */
+export async function createServices(config: Config, clock: Clock, choices: ServiceChoices = {}): Promise<Services> {
+  configureGdal(config);
   configureSharp();
+  const log = createLogger(config.logLevel, config.serverId, choices.logStream);
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
-  const db = openSqlite(config.databasePath);
-  const catalogue = new SqliteSurveyCatalogue(db);
-  const accounts = new SqliteAccountStore(db, { now: clock });
-  const files = new SurveyFiles(config.dataDir);
-  const ingestor = new SurveyIngestor(catalogue, files, clock);
-  const tiles = new TileEngine(catalogue, {
+  const stores = await openStores(config.database, clock);
+  let rateLimiter: RateLimiter;
+  let storage: SurveyStorage;
+  try {
+    storage = await openStorage(config.storage);
+    rateLimiter = choices.rateLimiter ?? (await openRateLimiter(config, log));
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
+  if (config.database.engine === 'postgres' && !config.tokenSecrets) {
+    log.warn(
+      "NADIR_TOKEN_SECRETS is not set: this server signs tokens with its own data folder's secret, which servers on other machines will refuse",
+    );
+  }
+  const { catalogue, accounts } = stores;
+  const ingestor = new SurveyIngestor({ catalogue, workspace: new IngestWorkspace(config.dataDir), storage, clock });
+  const tileEngine = new TileEngine(catalogue, storage, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,
     // The cores are shared by the serve workers: one image task per core in all.
     imageSlots: Math.max(1, Math.floor(availableParallelism() / config.workers)),
   });
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
+  const tiles = new TileResponder({ engine: tileEngine, surveys: catalogue, rateLimiter, usage: tileUsage, clock });
   return {
     config,
     clock,
+    log,
     catalogue,
     accounts,
-    files,
+    storage,
     ingestor,
     tokens,
     raster: new RasterEngine({
+      storage,
       admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
     }),
     tiles,
-    rateLimiter: new MemoryRateLimiter(),
+    tileEngine,
+    rateLimiter,
     tileUsage,
     async close() {
-      tiles.close();
+      tileEngine.close();
+      // Counts first, while the database is still open: a stopped server loses none.
       await tileUsage.close();
-      db.close();
+      await rateLimiter.close();
+      await storage.close();
+      await stores.close();
     },
   };
 }

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'NO_IMAGERY'
   | 'RATE_LIMITED'
   | 'OVERLOADED'
+  | 'STORAGE_UNAVAILABLE'
   | 'NOT_FOUND'
   | 'INVALID_MANIFEST'
   | 'INVALID_SOURCE'
@@ -25,8 +26,9 @@ export class NadirError extends Error {
   /** Extra fields for the JSON body, e.g. `{ parameter: 'radius' }`. */
   readonly details: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
+  /** `options.cause`: what went wrong underneath, for the log (never the answer's body). */
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'NadirError';
     this.code = code;
     this.details = details;

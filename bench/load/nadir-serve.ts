@@ -72,7 +72,7 @@ export async function startNadirServe(options: NadirServeOptions): Promise<Nadir
  */
 export async function issueBenchKey(env: NodeJS.ProcessEnv, label: string, monthlyAllowance?: number): Promise<string> {
   const dataDir = env.NADIR_DATA_DIR as string;
-  const services = createServices(parseConfig(env, dataDir), systemClock);
+  const services = await createServices(parseConfig(env, dataDir), systemClock);
   try {
     const name = `bench ${label} ${randomUUID()}`;
     const account = await services.accounts.createAccount({ name, rasterSubscription: true, monthlyAllowance });

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { migrate, openSqlite, type SqliteDatabase } from '../db/sqlite.js';
 import { invalidParameter, NadirError } from '../errors.js';
 import { apiKeyMatchesHash, displayPrefix, generateApiKey, keyIdOfApiKey, normaliseKeyId } from './api-key.js';
-import { ACCOUNTS_MIGRATION_MODULE, ACCOUNTS_MIGRATIONS } from './sqlite-schema.js';
+import { SQLITE_ACCOUNTS_MIGRATIONS } from './sqlite-schema.js';
 import { SqliteUsageLedger } from './sqlite-usage-ledger.js';
 import type {
   Account,
@@ -66,19 +66,24 @@ const KEY_ID_ATTEMPTS = 3;
  */
 export class SqliteAccountStore implements AccountStore {
   readonly #db: SqliteDatabase;
+  /** The accounts' schema version in the file, once migrated. */
+  readonly schemaVersion: number;
   // Preparing costs more than running a lookup; every statement here is reused per request.
   readonly #statements = new Map<string, Statement>();
   readonly #ownsDatabase: boolean;
   readonly #now: Clock;
   readonly #ledger: SqliteUsageLedger;
   /**
-   * Successful key lookups, valid while the marker is unchanged: PRAGMA data_version moves when
-   * another process (the `nadir accounts` CLI) commits, #ownWrites when this store changes an
-   * account or key. So a revocation or a disabled account takes effect on the very next request.
+   * Successful key lookups, valid while the marker is unchanged: account_changes counts changes
+   * to accounts and keys by any process (the `nadir accounts` CLI, another worker), #ownWrites this
+   * store's own. So a revocation or a disabled account takes effect on the very next request.
    */
   readonly #verifiedKeys = new LruCache<{ lookup: ApiKeyLookup; marker: string }>({ maxEntries: KEY_CACHE_ENTRIES });
   #ownWrites = 0;
-  #dataVersion: string | undefined;
+  /** Whether the change count was read in this turn of the event loop. */
+  #readThisTurn = false;
+  #seenDataVersion = -1;
+  #changes = 0;
 
   /** Opens (creating and migrating) the database at `path`; close() closes it. */
   static open(path: string, options: SqliteAccountStoreOptions): SqliteAccountStore {
@@ -87,7 +92,7 @@ export class SqliteAccountStore implements AccountStore {
 
   /** Uses an already open database (e.g. the catalogue's); close() leaves it open. */
   constructor(db: SqliteDatabase, options: SqliteAccountStoreOptions, ownsDatabase = false) {
-    migrate(db, ACCOUNTS_MIGRATION_MODULE, ACCOUNTS_MIGRATIONS);
+    this.schemaVersion = migrate(db, SQLITE_ACCOUNTS_MIGRATIONS);
     this.#db = db;
     this.#ownsDatabase = ownsDatabase;
     this.#now = options.now;
@@ -228,30 +233,31 @@ export class SqliteAccountStore implements AccountStore {
 
   /**
    * Read at most once per turn of the event loop: a tile server asks for it on every request, and
-   * a change committed by another process is still seen by the next turn.
+   * a change committed by another process is still seen by the next turn. data_version is the
+   * cheap question (has another connection committed?); only then is the change count read.
    */
   #marker(): string {
-    if (this.#dataVersion === undefined) {
-      this.#dataVersion = String(this.#statement('PRAGMA data_version').pluck().get());
+    if (!this.#readThisTurn) {
+      this.#readThisTurn = true;
       setImmediate(() => {
-        this.#dataVersion = undefined;
+        this.#readThisTurn = false;
       });
+      const dataVersion = this.#statement('PRAGMA data_version').pluck().get() as number;
+      if (dataVersion !== this.#seenDataVersion) {
+        this.#seenDataVersion = dataVersion;
+        this.#changes = this.#statement('SELECT changes FROM account_changes').pluck().get() as number;
+      }
     }
-    return `${this.#dataVersion}:${this.#ownWrites}`;
+    return `${this.#changes}:${this.#ownWrites}`;
   }
 
-  /** SQLite answers without waiting, so this is lookupApiKey itself, unwrapped. */
-  verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined {
+  async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     const marker = this.#marker();
     const cached = this.#verifiedKeys.get(presentedKey);
     if (cached?.marker === marker) return cached.lookup;
     const found = this.#lookupApiKeyRow(presentedKey);
     if (found) this.#verifiedKeys.set(presentedKey, { lookup: found, marker });
     return found;
-  }
-
-  async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
-    return this.verifiedApiKey(presentedKey);
   }
 
   #lookupApiKeyRow(presentedKey: string): ApiKeyLookup | undefined {

@@ -1,12 +1,13 @@
-/** Migration module name in schema_migrations; the catalogue keeps its own in the same file. */
-export const ACCOUNTS_MIGRATION_MODULE = 'accounts';
+import type { Migrations } from '../db/migrations.js';
 
 /**
- * Numbered migrations, applied once each, in order. Never edit a shipped entry: append a new one.
+ * The accounts' tables in the SQLite file (the catalogue keeps its own module in the same file).
  * Timestamps are ISO 8601 UTC text so they sort and read well in the sqlite3 shell.
  */
-export const ACCOUNTS_MIGRATIONS: readonly string[] = [
-  `
+export const SQLITE_ACCOUNTS_MIGRATIONS: Migrations = {
+  module: 'accounts',
+  steps: [
+    `
   CREATE TABLE accounts (
     id                          TEXT PRIMARY KEY,
     name                        TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -44,4 +45,14 @@ export const ACCOUNTS_MIGRATIONS: readonly string[] = [
     billed_at   TEXT NOT NULL
   );
   `,
-];
+    // A count of changes to accounts and keys, whoever makes them: verified keys are remembered
+    // until it moves. PRAGMA data_version moves at every commit of another connection, usage counts
+    // included, so every worker forgot its verified keys at each of the others' usage flushes.
+    `CREATE TABLE account_changes (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
+     INSERT INTO account_changes (id, changes) VALUES (1, 0);
+     CREATE TRIGGER accounts_updated AFTER UPDATE ON accounts BEGIN UPDATE account_changes SET changes = changes + 1; END;
+     CREATE TRIGGER accounts_deleted AFTER DELETE ON accounts BEGIN UPDATE account_changes SET changes = changes + 1; END;
+     CREATE TRIGGER api_keys_updated AFTER UPDATE ON api_keys BEGIN UPDATE account_changes SET changes = changes + 1; END;
+     CREATE TRIGGER api_keys_deleted AFTER DELETE ON api_keys BEGIN UPDATE account_changes SET changes = changes + 1; END;`,
+  ],
+};

@@ -95,14 +95,11 @@ export interface AccountStore {
   getApiKey(keyIdOrPrefix: string): Promise<ApiKeyInfo | undefined>;
   /** Idempotent: revoking a revoked key keeps its first revocation time. */
   revokeApiKey(keyIdOrPrefix: string): Promise<ApiKeyInfo>;
-  /** undefined for malformed, unknown or revoked keys, and for keys of disabled accounts. */
-  lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined>;
   /**
-   * lookupApiKey's answer when it is known without waiting: the key verified by this process
-   * since anything changed, or, for a store that reads without waiting (SQLite), looked up now.
-   * undefined otherwise: then ask lookupApiKey. For the hottest path, tiles.
+   * undefined for malformed, unknown or revoked keys, and for keys of disabled accounts. Asked on
+   * every tile request: a store remembers what it verified until an account or key changes.
    */
-  verifiedApiKey(presentedKey: string): ApiKeyLookup | undefined;
+  lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined>;
 
   /**
    * Counts the token's transaction against `month` exactly once, however many callers (or

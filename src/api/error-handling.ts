@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiFailure, failure, failureFromError } from './error-table.js';
 import { redactSecrets } from './log-safety.js';
 import { setStandardHeaders } from './request-lifecycle.js';
@@ -11,7 +11,7 @@ import { setStandardHeaders } from './request-lifecycle.js';
  * fastify's default shape, an HTML page or a stack trace.
  */
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 /** Every route is GET (spec: "All endpoints use HTTP GET"); HEAD comes with each GET route. */
 const ROUTE_METHODS = ['GET', 'HEAD'] as const;
 
@@ -81,13 +81,21 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   socket.destroy();
 }
 
+/**
+ * The answer to a request that failed with `error`, and its log line: the cause of a 500 is only
+ * ever in the log (the answer names the request id to find it). `log` carries the request id.
+ */
+export function answerToFailure(error: unknown, requestId: string, log: FastifyBaseLogger): ApiFailure {
+  const answer = failureFromError(error, requestId);
+  if (answer.body.code === 'INTERNAL') log.error({ err: error }, 'request failed');
+  else if (answer.status >= 500) {
+    const cause = error instanceof Error ? error.cause : undefined;
+    log.warn({ code: answer.body.code, ...(cause ? { err: cause } : {}) }, answer.body.error);
+  }
+  return answer;
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error, request, reply) => {
-    const answer = failureFromError(error, request.id);
-    // The cause of a 500 is only ever in the log (the answer names the request id to find it).
-    if (answer.body.code === 'INTERNAL') request.log.error({ err: error }, 'request failed');
-    else if (answer.status >= 500) request.log.warn({ code: answer.body.code }, answer.body.error);
-    return sendFailure(reply, answer);
-  });
+  app.setErrorHandler((error, request, reply) => sendFailure(reply, answerToFailure(error, request.id, request.log)));
   app.setNotFoundHandler((request, reply) => notFound(app, request, reply));
 }

@@ -32,6 +32,7 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   INVALID_CONFIG: 500,
   INTERNAL: 500,
   OVERLOADED: 503,
+  STORAGE_UNAVAILABLE: 503,
   NOT_READY: 503,
 };
 
@@ -70,7 +71,8 @@ export function failureFromError(error: unknown, requestId: string): ApiFailure 
   if (isNadirError(error)) {
     const status = STATUS_BY_CODE[error.code];
     if (status < 500) return failure(error.code, error.message, error.details);
-    if (error.code === 'OVERLOADED') return failure('OVERLOADED', error.message, error.details);
+    // The service's own temporary trouble, worded for the client: its message and Retry-After stand.
+    if (status === 503) return failure(error.code, error.message, error.details);
     return internal(requestId);
   }
   const fastifyError = error as Partial<FastifyError>;

@@ -1,4 +1,4 @@
-import type { FastifyServerOptions } from 'fastify';
+import { type Logger, pino } from 'pino';
 import type { Config } from '../config/config.js';
 import { SECRET_PARAMETERS } from './error-table.js';
 
@@ -46,14 +46,16 @@ export interface LogDestination {
 }
 
 /**
- * pino options for fastify. Requests are logged by our own one-line access log (hooks), so the
- * request serializer only matters for fastify's internal lines: it too never sees headers or
- * a raw URL. `redact` is the second belt for any header object that reaches a log line.
+ * The process's JSON logger (made once, by the composition root; fastify logs through it too).
+ * Every line names the server that wrote it (`server`), for a log gathered from several.
+ * Requests are logged by our own one-line access log (hooks), so the request serializer only
+ * matters for fastify's internal lines: it too never sees headers or a raw URL. `redact` is the
+ * second belt for any header object that reaches a log line.
  */
-export function loggerOptions(level: Config['logLevel'], stream?: LogDestination): FastifyServerOptions['logger'] {
-  return {
+export function createLogger(level: Config['logLevel'], server: string, stream?: LogDestination): Logger {
+  const options = {
     level,
-    ...(stream ? { stream } : {}),
+    base: { pid: process.pid, server },
     redact: {
       paths: ['req.headers.authorization', 'headers.authorization', 'request.headers.authorization'],
       censor: REDACTED,
@@ -71,4 +73,5 @@ export function loggerOptions(level: Config['logLevel'], stream?: LogDestination
       }),
     },
   };
+  return stream ? pino(options, stream) : pino(options);
 }

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { invalidParameter } from '../errors.js';
+import { MAX_LATITUDE } from '../geo/web-mercator.js';
 import { SECRET_PARAMETERS } from './error-table.js';
 
 /**
@@ -42,4 +43,52 @@ export function normaliseQuery(request: FastifyRequest): void {
       if (number !== undefined) query[name] = number;
     }
   }
+}
+
+/**
+ * The declared parameters of a raw query string as sent, by the rules above, for answers made
+ * without fastify: undefined when a declared one is repeated (fastify then refuses it), or when
+ * anything needs decoding (`%`, `+`), which stays fastify's to do.
+ */
+export function plainQuery(search: string, declared: ReadonlySet<string>): Record<string, string> | undefined {
+  const query: Record<string, string> = {};
+  if (search === '') return query;
+  if (search.includes('%') || search.includes('+')) return undefined;
+  for (const pair of search.split('&')) {
+    const equals = pair.indexOf('=');
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    if (!declared.has(name)) continue;
+    if (Object.hasOwn(query, name)) return undefined;
+    query[name] = equals === -1 ? '' : pair.slice(equals + 1);
+  }
+  return query;
+}
+
+/**
+ * `lon,lat` in WGS84 degrees. Latitude stops at the Web Mercator limit (+-85.0511): the service
+ * has imagery only in EPSG:3857, and the AOI square is not defined nearer the poles.
+ */
+export function parsePoint(text: string): { lon: number; lat: number } {
+  const parts = text.split(',');
+  const [lon, lat] = parts.map((part) => parseDecimal(part));
+  if (parts.length !== 2 || lon === undefined || lat === undefined) {
+    throw invalidParameter(
+      'point',
+      `point must be longitude,latitude in decimal degrees (e.g. -89.5417,44.1188), got ${JSON.stringify(clipped(text))}`,
+    );
+  }
+  if (!(lon >= -180 && lon <= 180)) {
+    throw invalidParameter('point', `point longitude must be from -180 to 180, got ${lon}`);
+  }
+  if (!(lat >= -MAX_LATITUDE && lat <= MAX_LATITUDE)) {
+    throw invalidParameter(
+      'point',
+      `point latitude must be from -${MAX_LATITUDE} to ${MAX_LATITUDE} (the Web Mercator limit), got ${lat}`,
+    );
+  }
+  return { lon, lat };
+}
+
+function clipped(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }

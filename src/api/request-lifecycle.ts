@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { redactUrl } from './log-safety.js';
 
 /**
@@ -37,9 +37,19 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'timing-allow-origin': '*',
 };
 
+/** The headers every answer starts with, as name, value, ... (for answers written without fastify). */
+export function standardHeaderPairs(requestId: string): string[] {
+  return ['x-request-id', requestId, ...Object.entries(CORS_HEADERS).flat()];
+}
+
+/** One Server-Timing entry. */
+export function serverTiming(name: string, milliseconds: number): string {
+  return `${name};dur=${milliseconds.toFixed(2)}`;
+}
+
 export function addServerTiming(request: FastifyRequest, name: string, milliseconds: number): void {
   request.serverTimings ??= [];
-  request.serverTimings.push(`${name};dur=${milliseconds.toFixed(2)}`);
+  request.serverTimings.push(serverTiming(name, milliseconds));
 }
 
 /** Runs one step of a handler and reports its duration in Server-Timing, even when it throws. */
@@ -63,9 +73,20 @@ export function setStandardHeaders(request: FastifyRequest, reply: FastifyReply)
   reply.header('server-timing', serverTimingHeader(request, reply));
 }
 
-/** The access-log line costs a URL redaction: callers skip building it when the level drops it anyway. */
-export function accessLogEnabled(log: unknown): boolean {
-  return (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
+export interface AccessLogFields {
+  /** Given when the logger does not carry it already (answers written without fastify). */
+  requestId?: string;
+  method: string | undefined;
+  url: string;
+  statusCode: number;
+  durationMs: number;
+}
+
+/** The one access-log line per request, with a redacted URL (built only when the level keeps it). */
+export function logAccess(log: FastifyBaseLogger, fields: AccessLogFields): void {
+  const enabled = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
+  if (!enabled) return;
+  log.info({ ...fields, url: redactUrl(fields.url), durationMs: Number(fields.durationMs.toFixed(2)) }, 'request');
 }
 
 export function installRequestLifecycle(app: FastifyInstance): void {
@@ -79,15 +100,11 @@ export function installRequestLifecycle(app: FastifyInstance): void {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
-    if (!accessLogEnabled(request.log)) return;
-    request.log.info(
-      {
-        method: request.method,
-        url: redactUrl(request.url),
-        statusCode: reply.statusCode,
-        durationMs: Number(reply.elapsedTime.toFixed(2)),
-      },
-      'request',
-    );
+    logAccess(request.log, {
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      durationMs: reply.elapsedTime,
+    });
   });
 }

@@ -1,45 +1,59 @@
 import { createServer } from 'node:http';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
-import type { Services } from '../composition.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { AccountStore } from '../accounts/index.js';
+import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/config.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { RasterEngine } from '../raster/index.js';
+import type { TileResponder } from '../tiles/tile-responder.js';
+import type { TokenCodec } from '../tokens/index.js';
+import { installAuthentication } from './auth.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
-import { type LogDestination, loggerOptions } from './log-safety.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
-import { SocketLane } from './tiles/socket-lane.js';
 import { TileLane } from './tiles/tile-lane.js';
-import { registerTileRoutes } from './tiles/tile-route.js';
+import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
-export interface BuildServerOptions {
-  /** Where log lines go (default stdout); tests pass a collector to inspect them. */
-  logStream?: LogDestination;
+/** What the HTTP layer is built from: the composition root's services, of which it uses these. */
+export interface ServerParts {
+  config: Pick<Config, 'publicUrl' | 'dataDir'>;
+  clock: Clock;
+  /** The process's logger (composition.ts); the server logs through it. */
+  log: FastifyBaseLogger;
+  accounts: AccountStore;
+  catalogue: SurveyCatalogue;
+  tokens: TokenCodec;
+  raster: RasterEngine;
+  tiles: TileResponder;
+  rateLimiter: Pick<RateLimiter, 'ping'>;
 }
 
 /**
- * The HTTP server, built from Services only (no module state), so tests can run several
- * side by side. Routes stay thin: they parse, call a service, and shape the answer.
+ * The HTTP server (no module state, so tests can run several side by side). Each route is given
+ * the few parts it uses, here and nowhere else; routes stay thin: they parse, call a core, and
+ * shape the answer.
  */
-export async function buildServer(services: Services, options: BuildServerOptions = {}): Promise<FastifyInstance> {
+export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
+  const { config, clock, accounts, catalogue, tokens, raster, tiles, rateLimiter } = parts;
   const state: ServerState = { draining: false };
-  const now = services.clock;
-  const lane = new TileLane(services, now, state);
-  let socketLane: SocketLane | undefined;
+  const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const app = Fastify({
-    // Tile requests meet the fast lanes before fastify (tile-lane.ts and socket-lane.ts say why);
-    // the server is otherwise the one fastify would make itself.
+    // Tile requests meet the tile lane before fastify (tile-lane.ts says why); the server is
+    // otherwise the one fastify would make itself.
     serverFactory: (handler, settings) => {
       const server = createServer(lane.handler(handler));
       server.keepAliveTimeout = settings.keepAliveTimeout as number;
       server.requestTimeout = settings.requestTimeout as number;
       server.setTimeout(settings.connectionTimeout as number);
-      socketLane = SocketLane.install(server, (head) => lane.answerFromSocket(head));
       return server;
     },
-    logger: loggerOptions(services.config.logLevel, options.logStream),
+    loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     requestIdHeader: false,
@@ -55,10 +69,9 @@ export async function buildServer(services: Services, options: BuildServerOption
     bodyLimit: 1024,
   });
   lane.log = app.log;
+  lane.router = tileRouter(app);
   app.addHook('preClose', async () => {
     state.draining = true;
-    // node:http closes its idle connections itself; those still with the socket lane are closed here.
-    socketLane?.closeIdle();
   });
   // A request in flight when shutdown begins must not leave its keep-alive connection open
   // after it is answered: close() would then wait for the client's idle timeout.
@@ -69,14 +82,15 @@ export async function buildServer(services: Services, options: BuildServerOption
 
   installRequestLifecycle(app);
   installErrorHandling(app);
+  installAuthentication(app);
   // Every route's query string: duplicates refused, numbers parsed strictly (query-params.ts).
   app.addHook('preValidation', async (request) => normaliseQuery(request));
-  await registerOpenApiGenerator(app, services.config.publicUrl);
-  registerSystemRoutes(app, services, state);
-  registerCoverageRoute(app, services, now);
-  registerImageryRoute(app, services, now);
-  registerTileRoutes(app, services, now);
-  await registerMapPage(app, { demoApiKey: await readDemoApiKey(services.config.dataDir) });
+  await registerOpenApiGenerator(app, config.publicUrl);
+  registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
+  registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
+  registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
+  registerTileRoutes(app, { keys: accounts, tiles, clock });
+  await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
   await registerOpenApiRoutes(app);
   return app;
 }

@@ -40,6 +40,17 @@ export interface SurveySearch<V extends SurveyView = 'document'> {
   view?: V;
 }
 
+export interface Reservation {
+  version: number;
+  /** ISO instant; undefined for reservations made before nadir noted the time. */
+  reservedAt: string | undefined;
+}
+
+export interface RetiredFile {
+  location: string;
+  retiredAt: string;
+}
+
 export interface SurveyPage<V extends SurveyView = 'document'> {
   surveys: (V extends 'listing' ? SurveyListing : Survey)[];
   total: number;
@@ -55,13 +66,23 @@ export interface SurveyCatalogue {
   get(id: string): Promise<Survey | undefined>;
   delete(id: string): Promise<boolean>;
   /**
-   * Takes the next version number for `id` (1 for a new survey). Numbers are never handed out
-   * twice, even when an ingest dies before `put`, so files of a dead attempt can't be mistaken.
+   * Takes the next version number for `id` (1 for a new survey), noting when. Numbers are never
+   * handed out twice, even when an ingest dies before `put`, so files of a dead attempt can't be
+   * mistaken.
    */
   reserveVersion(id: string): Promise<number>;
+  /** The newest version reserved for each survey id, and when (storage gc spares a running ingest's files). */
+  reservations(): Promise<Map<string, Reservation>>;
+  /**
+   * Files that `put` replaced or `delete` removed, and since when: servers may still be reading
+   * them for a while, so storage gc removes them only after a grace period.
+   */
+  retiredFiles(): Promise<RetiredFile[]>;
+  /** Forgets retired files once they are deleted from storage. */
+  forgetRetired(locations: readonly string[]): Promise<void>;
   search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>>;
-  /** Every asset URI the catalogue references, so storage can remove what nothing references. */
-  referencedUris(): Promise<Set<string>>;
+  /** Every file location the catalogue references, so storage can remove what nothing references. */
+  referencedFiles(): Promise<Set<string>>;
   count(): Promise<number>;
   /**
    * Changes whenever any survey was put or deleted, by this process or another one sharing the
@@ -69,11 +90,6 @@ export interface SurveyCatalogue {
    * moves. Cheap enough to ask on every request.
    */
   changeMarker(): Promise<string>;
-  /**
-   * The same, for a store that can read it without waiting (SQLite reads it from its own file);
-   * a store across the network leaves this out, and its callers wait for changeMarker.
-   */
-  changeMarkerNow?(): string;
   /** Cheap reachability check for `/ready`. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -9,7 +9,7 @@
  * the flat numbers: the same arithmetic in the same order, so the same edge rules; the tests
  * check the two against each other on random shapes.
  */
-import type { MultiPolygon, Position, Ring } from '../geo/polygon.js';
+import { type MultiPolygon, type Position, type Ring, segmentCrossesBox } from '../geo/polygon.js';
 import type { Bounds } from '../geo/web-mercator.js';
 
 export function packFootprint(mp: MultiPolygon): Buffer {
@@ -51,31 +51,6 @@ export function unpackFootprint(bytes: Uint8Array): MultiPolygon {
   return mp;
 }
 
-/** geo/polygon.ts `segmentCrossesBoxInterior` (Liang-Barsky), its four clip steps unrolled. */
-function crossesBoxInterior(ax: number, ay: number, bx: number, by: number, box: Bounds): boolean {
-  const dx = bx - ax;
-  const dy = by - ay;
-  let t0 = 0;
-  let t1 = 1;
-  for (let side = 0; side < 4; side++) {
-    const p = side === 0 ? -dx : side === 1 ? dx : side === 2 ? -dy : dy;
-    const q = side === 0 ? ax - box.minX : side === 1 ? box.maxX - ax : side === 2 ? ay - box.minY : box.maxY - ay;
-    if (p === 0) {
-      if (!(q > 0)) return false;
-      continue;
-    }
-    const r = q / p;
-    if (p < 0) {
-      if (r >= t1) return false;
-      if (r > t0) t0 = r;
-    } else {
-      if (r <= t0) return false;
-      if (r < t1) t1 = r;
-    }
-  }
-  return t1 > t0;
-}
-
 /** geo/polygon.ts `pointInRing` (even-odd) over the ring's `n` points starting at `start`. */
 function pointInRing(x: number, y: number, f: Float64Array, start: number, n: number): boolean {
   let inside = false;
@@ -93,7 +68,7 @@ function pointInRing(x: number, y: number, f: Float64Array, start: number, n: nu
 function ringCrossesBox(f: Float64Array, start: number, n: number, box: Bounds): boolean {
   for (let i = 0; i + 1 < n; i++) {
     const k = start + 2 * i;
-    if (crossesBoxInterior(f[k] as number, f[k + 1] as number, f[k + 2] as number, f[k + 3] as number, box)) {
+    if (segmentCrossesBox(f[k] as number, f[k + 1] as number, f[k + 2] as number, f[k + 3] as number, box)) {
       return true;
     }
   }
@@ -103,7 +78,7 @@ function ringCrossesBox(f: Float64Array, start: number, n: number, box: Bounds):
   const fy = f[start + 1] as number;
   const lx = f[last] as number;
   const ly = f[last + 1] as number;
-  return (fx !== lx || fy !== ly) && crossesBoxInterior(lx, ly, fx, fy, box);
+  return (fx !== lx || fy !== ly) && segmentCrossesBox(lx, ly, fx, fy, box);
 }
 
 /**

@@ -1,8 +1,12 @@
+import type { Clock } from '../clock.js';
+import type { Migrations } from '../db/migrations.js';
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
 import { type MultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
   compareNewestFirst,
   matchesTags,
+  type Reservation,
+  type RetiredFile,
   type SurveyCatalogue,
   type SurveyOrderKey,
   type SurveyPage,
@@ -10,11 +14,22 @@ import {
   type SurveyView,
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
-import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
-import { type DocumentRow, documentJson, type ListingRow, listingJson, toListing, toSurvey } from './survey-rows.js';
+import { CONTENT_TYPES, type Survey } from './survey.js';
+import {
+  assetLocations,
+  type DocumentRow,
+  documentJson,
+  type ListingRow,
+  listingJson,
+  toListing,
+  toSurvey,
+  typeMask,
+} from './survey-rows.js';
 
-const MIGRATIONS = [
-  `CREATE TABLE surveys (
+export const SQLITE_CATALOGUE_MIGRATIONS: Migrations = {
+  module: 'catalogue',
+  steps: [
+    `CREATE TABLE surveys (
      id TEXT PRIMARY KEY,
      capture_date TEXT NOT NULL,
      last_photo_time TEXT NOT NULL,
@@ -26,10 +41,10 @@ const MIGRATIONS = [
    );
    CREATE VIRTUAL TABLE survey_extent USING rtree(survey_rowid, min_x, max_x, min_y, max_y);
    CREATE TABLE survey_versions (id TEXT PRIMARY KEY, last_version INTEGER NOT NULL);`,
-  // Footprints packed (packed-footprint.ts) instead of GeoJSON text, which every search parsed
-  // for every candidate; the small columns a search reads come before the document. Rowids are
-  // kept: the R*Tree refers to them.
-  `CREATE TABLE surveys_packed (
+    // Footprints packed (packed-footprint.ts) instead of GeoJSON text, which every search parsed
+    // for every candidate; the small columns a search reads come before the document. Rowids are
+    // kept: the R*Tree refers to them.
+    `CREATE TABLE surveys_packed (
      id TEXT PRIMARY KEY,
      capture_date TEXT NOT NULL,
      last_photo_time TEXT NOT NULL,
@@ -44,9 +59,9 @@ const MIGRATIONS = [
      FROM surveys;
    DROP TABLE surveys;
    ALTER TABLE surveys_packed RENAME TO surveys;`,
-  // Listings (survey-rows.ts) in their own small column, before the document: a search that only
-  // lists surveys (coverage) parsed every listed survey's whole document.
-  `CREATE TABLE surveys_listed (
+    // Listings (survey-rows.ts) in their own small column, before the document: a search that only
+    // lists surveys (coverage) parsed every listed survey's whole document.
+    `CREATE TABLE surveys_listed (
      id TEXT PRIMARY KEY,
      capture_date TEXT NOT NULL,
      last_photo_time TEXT NOT NULL,
@@ -62,16 +77,24 @@ const MIGRATIONS = [
      FROM surveys;
    DROP TABLE surveys;
    ALTER TABLE surveys_listed RENAME TO surveys;`,
-  // A count of the catalogue's own changes, whoever makes them: SQLite's data_version moves on
-  // every other connection's commit to the file, usage counts included, and a tile server that
-  // forgot its remembered tiles at each of those (every few seconds under --workers) kept
-  // redrawing them. A migration that rebuilds `surveys` must create these triggers again.
-  `CREATE TABLE catalogue_changes (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
+    // A count of the catalogue's own changes, whoever makes them: SQLite's data_version moves on
+    // every other connection's commit to the file, usage counts included, and a tile server that
+    // forgot its remembered tiles at each of those (every few seconds under --workers) kept
+    // redrawing them. A migration that rebuilds `surveys` must create these triggers again.
+    `CREATE TABLE catalogue_changes (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
    INSERT INTO catalogue_changes (id, changes) VALUES (1, 0);
    CREATE TRIGGER surveys_inserted AFTER INSERT ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;
    CREATE TRIGGER surveys_updated AFTER UPDATE ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;
    CREATE TRIGGER surveys_deleted AFTER DELETE ON surveys BEGIN UPDATE catalogue_changes SET changes = changes + 1; END;`,
-];
+    // Survey files in object storage are removed after a grace period, not at once: when a
+    // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
+    `ALTER TABLE survey_versions ADD COLUMN reserved_at TEXT;
+     CREATE TABLE retired_files (location TEXT PRIMARY KEY, retired_at TEXT NOT NULL);`,
+  ],
+};
+
+/** candidatesSql's `@mask` parameter. */
+export { typeMask } from './survey-rows.js';
 
 /**
  * A search's candidates: surveys whose footprint bounds meet the area and whose date and types
@@ -85,11 +108,6 @@ export function candidatesSql(view: SurveyView): string {
     WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
       AND s.capture_date >= @since AND s.capture_date <= @until
       AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
-}
-
-/** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
-export function typeMask(types: readonly ContentType[]): number {
-  return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);
 }
 
 interface PageRow extends DocumentRow {
@@ -109,21 +127,26 @@ interface CandidateRow extends SurveyOrderKey, Partial<Pick<ListingRow, 'version
  */
 export class SqliteSurveyCatalogue implements SurveyCatalogue {
   readonly #db: SqliteDatabase;
+  /** The catalogue's schema version in the file, once migrated. */
+  readonly schemaVersion: number;
   /** PRAGMA data_version only moves for other connections' commits; this counts our own. */
   #ownWrites = 0;
   #seenDataVersion = -1;
   /** catalogue_changes as last read. */
   #changes = 0;
   readonly #statements;
+  readonly #now: Clock;
 
-  constructor(db: SqliteDatabase) {
+  /** `now`: when versions are reserved and files retired. */
+  constructor(db: SqliteDatabase, now: Clock) {
     this.#db = db;
+    this.#now = now;
     // Used by migrations 2 and 3 only, on the rows they convert.
     db.function('nadir_pack_footprint', { deterministic: true }, (text) =>
       packFootprint(JSON.parse(String(text)) as MultiPolygon),
     );
     db.function('nadir_listing', { deterministic: true }, (body) => listingJson(JSON.parse(String(body)) as Survey));
-    migrate(db, 'catalogue', MIGRATIONS);
+    this.schemaVersion = migrate(db, SQLITE_CATALOGUE_MIGRATIONS);
     this.#statements = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       changes: db.prepare('SELECT changes FROM catalogue_changes').pluck(),
@@ -142,9 +165,15 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
          ON CONFLICT (id) DO UPDATE SET last_version = max(last_version, excluded.last_version)`,
       ),
       reserveVersion: db.prepare(
-        `INSERT INTO survey_versions (id, last_version) VALUES (?, 1)
-         ON CONFLICT (id) DO UPDATE SET last_version = last_version + 1 RETURNING last_version`,
+        `INSERT INTO survey_versions (id, last_version, reserved_at) VALUES (?, 1, ?)
+         ON CONFLICT (id) DO UPDATE SET last_version = last_version + 1, reserved_at = excluded.reserved_at
+         RETURNING last_version`,
       ),
+      reservations: db.prepare('SELECT id, last_version, reserved_at FROM survey_versions'),
+      body: db.prepare('SELECT body FROM surveys WHERE id = ?').pluck(),
+      retire: db.prepare('INSERT INTO retired_files (location, retired_at) VALUES (?, ?) ON CONFLICT DO NOTHING'),
+      retired: db.prepare('SELECT location, retired_at FROM retired_files ORDER BY retired_at, location'),
+      forget: db.prepare('DELETE FROM retired_files WHERE location = ?'),
       get: db.prepare('SELECT body, outline FROM surveys WHERE id = ?'),
       page: db.prepare('SELECT rowid, body, outline FROM surveys WHERE rowid IN (SELECT value FROM json_each(?))'),
       all: db.prepare('SELECT body, outline FROM surveys'),
@@ -160,9 +189,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     if (!Number.isFinite(bounds.minX)) throw new Error(`survey ${survey.id} has an empty footprint`);
     const outline = packFootprint(survey.footprint);
     const types = CONTENT_TYPES.filter((type) => survey.assets[type]);
+    const kept = new Set(assetLocations(survey));
     this.#db.transaction(() => {
       const existing = s.rowidOf.get(survey.id) as { rowid: number } | undefined;
       if (existing) {
+        this.#retire(survey.id, kept);
         s.deleteExtent.run(existing.rowid);
         s.deleteSurvey.run(existing.rowid);
       }
@@ -193,6 +224,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     return this.#db.transaction(() => {
       const existing = s.rowidOf.get(id) as { rowid: number } | undefined;
       if (!existing) return false;
+      this.#retire(id, new Set());
       s.deleteExtent.run(existing.rowid);
       s.deleteSurvey.run(existing.rowid);
       this.#ownWrites++;
@@ -202,7 +234,41 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   async reserveVersion(id: string): Promise<number> {
     // Versions never repeat, even after a delete: caches keyed by (id, version) stay correct.
-    return (this.#statements.reserveVersion.get(id) as { last_version: number }).last_version;
+    const row = this.#statements.reserveVersion.get(id, this.#now().toISOString()) as { last_version: number };
+    return row.last_version;
+  }
+
+  async reservations(): Promise<Map<string, Reservation>> {
+    const rows = this.#statements.reservations.all() as {
+      id: string;
+      last_version: number;
+      reserved_at: string | null;
+    }[];
+    return new Map(
+      rows.map((row) => [row.id, { version: row.last_version, reservedAt: row.reserved_at ?? undefined }]),
+    );
+  }
+
+  /** Within put's or delete's transaction: the survey's files that `kept` does not name are retired now. */
+  #retire(id: string, kept: ReadonlySet<string>): void {
+    const body = this.#statements.body.get(id) as string | undefined;
+    if (body === undefined) return;
+    const now = this.#now().toISOString();
+    for (const location of assetLocations(JSON.parse(body) as Survey)) {
+      if (!kept.has(location)) this.#statements.retire.run(location, now);
+    }
+  }
+
+  async retiredFiles(): Promise<RetiredFile[]> {
+    const rows = this.#statements.retired.all() as { location: string; retired_at: string }[];
+    return rows.map((row) => ({ location: row.location, retiredAt: row.retired_at }));
+  }
+
+  async forgetRetired(locations: readonly string[]): Promise<void> {
+    const forget = this.#db.transaction(() => {
+      for (const location of locations) this.#statements.forget.run(location);
+    });
+    forget();
   }
 
   async search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>> {
@@ -239,7 +305,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     return page.map((row) => toSurvey(byRowid.get(row.rowid) as PageRow));
   }
 
-  async referencedUris(): Promise<Set<string>> {
+  async referencedFiles(): Promise<Set<string>> {
     const uris = new Set<string>();
     for (const row of this.#statements.all.all() as DocumentRow[]) {
       const survey = toSurvey(row);

@@ -6,7 +6,7 @@
  */
 import type { SurveyListing } from './catalogue.js';
 import { unpackFootprint } from './packed-footprint.js';
-import { CONTENT_TYPES, type Survey } from './survey.js';
+import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 
 export interface DocumentRow {
   body: string;
@@ -18,12 +18,23 @@ export interface ListingRow {
   id: string;
   captureDate: string;
   lastPhotoTime: string;
-  tags: string;
+  /** A JSON array (SQLite), or the array itself (PostgreSQL's text[]). */
+  tags: string | readonly string[];
   version: number;
   listing: string;
 }
 
 type StoredListing = Pick<SurveyListing, 'firstPhotoTime' | 'assets'>;
+
+/** Where each of a survey's files is (the catalogue's asset locations). */
+export function assetLocations(survey: Pick<Survey, 'assets'>): string[] {
+  return Object.values(survey.assets).flatMap((asset) => (asset ? [asset.uri] : []));
+}
+
+/** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */
+export function typeMask(types: readonly ContentType[]): number {
+  return types.reduce((mask, type) => mask | (1 << CONTENT_TYPES.indexOf(type)), 0);
+}
 
 export function documentJson(survey: Survey): string {
   return JSON.stringify({ ...survey, footprint: undefined });
@@ -48,6 +59,7 @@ export function toListing(row: ListingRow): SurveyListing {
   const { firstPhotoTime, assets } = JSON.parse(row.listing) as StoredListing;
   const { id, captureDate, lastPhotoTime, version } = row;
   // Most surveys have no tags: no parse for those.
-  const tags = row.tags === '[]' ? [] : (JSON.parse(row.tags) as string[]);
+  const tags =
+    typeof row.tags !== 'string' ? [...row.tags] : row.tags === '[]' ? [] : (JSON.parse(row.tags) as string[]);
   return { id, captureDate, firstPhotoTime, lastPhotoTime, tags, version, assets };
 }

@@ -18,7 +18,10 @@ export function isContentType(value: string): value is ContentType {
 /** One ingested raster of a survey: a grid-aligned EPSG:3857 COG. */
 export interface Asset {
   type: ContentType;
-  /** Where the COG lives, e.g. `file:///data/surveys/<id>/v3/TrueOrtho.tif`. */
+  /**
+   * Where the COG is: its key in the survey storage, `surveys/<id>/v3/TrueOrtho.tif` (storage.ts);
+   * rows written before object storage hold an absolute `file://` URI.
+   */
   uri: string;
   /** Ground sample distance of the source, metres per pixel on the ground. */
   gsd: number;

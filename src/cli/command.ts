@@ -5,7 +5,7 @@ import type { Config } from '../config/config.js';
 export interface CliContext {
   config: Config;
   /** Built on first use, so `--help` and argument errors never open the database. */
-  services(): Services;
+  services(): Promise<Services>;
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
 }

@@ -6,10 +6,20 @@ import { type CliContext, type Command, UsageError } from './command.js';
 import { accountsCommand } from './commands/accounts.js';
 import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
+import { migrateCommand } from './commands/migrate.js';
 import { serveCommand } from './commands/serve.js';
+import { storageCommand } from './commands/storage.js';
 import { surveysCommand } from './commands/surveys.js';
 
-const COMMANDS: Command[] = [serveCommand, ingestCommand, demoCommand, surveysCommand, accountsCommand];
+const COMMANDS: Command[] = [
+  serveCommand,
+  migrateCommand,
+  ingestCommand,
+  demoCommand,
+  surveysCommand,
+  accountsCommand,
+  storageCommand,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -39,7 +49,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     out.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
     return 0;
   }
-  let services: Services | undefined;
+  let services: Promise<Services> | undefined;
   try {
     const config = parseConfig(env, process.cwd());
     const ctx: CliContext = {
@@ -62,6 +72,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (env.NADIR_DEBUG && error instanceof Error) err.write(`${error.stack}\n`);
     return 1;
   } finally {
-    await services?.close();
+    await (await services?.catch(() => undefined))?.close();
   }
 }

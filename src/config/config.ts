@@ -1,10 +1,41 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NadirError } from '../errors.js';
 
+/** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); absent: the SDK's own chain. */
+export interface S3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/** Where survey files live: a local folder, an S3(-compatible) bucket, or read-only HTTP(S). */
+export type StorageConfig =
+  | { kind: 'local'; root: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      prefix: string;
+      region: string;
+      endpoint?: string;
+      credentials?: S3Credentials;
+      /** A read slower than this is a storage failure (503), ms (NADIR_STORAGE_TIMEOUT_MS). */
+      timeoutMs: number;
+    }
+  | { kind: 'http'; base: string; timeoutMs: number };
+
+/** Where the catalogue, accounts and usage live: the embedded SQLite file, or a PostgreSQL server. */
+export type DatabaseConfig = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+
 export interface Config {
   dataDir: string;
-  databasePath: string;
+  database: DatabaseConfig;
+  /** NADIR_STORAGE (default: the data folder). */
+  storage: StorageConfig;
+  /** Tile rate limits shared by every server (NADIR_REDIS_URL); absent: counted in this process. */
+  redisUrl?: string;
+  /** Which server answered, in every log line (NADIR_SERVER_ID, default `<hostname>:<pid>`). */
+  serverId: string;
   host: string;
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -37,10 +68,104 @@ function integer(env: NodeJS.ProcessEnv, variable: string, fallback: number, min
   return value;
 }
 
+/** A URL as it may be shown in an error: without its user and password. */
+export function withoutCredentials(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+/**
+ * NADIR_DATABASE: a `postgres://` (or `postgresql://`) URL selects PostgreSQL; anything else is the
+ * path of the SQLite file. A URL of another scheme is refused rather than taken for a file name.
+ */
+function parseDatabase(raw: string | undefined, dataDir: string, cwd: string): DatabaseConfig {
+  const database = raw || join(dataDir, 'nadir.sqlite');
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(database)?.[1]?.toLowerCase();
+  if (scheme === undefined) {
+    return {
+      engine: 'sqlite',
+      path: database === ':memory:' || isAbsolute(database) ? database : resolve(cwd, database),
+    };
+  }
+  if (scheme !== 'postgres' && scheme !== 'postgresql') {
+    bad('NADIR_DATABASE', 'must be a SQLite file path or a postgres:// URL', withoutCredentials(database));
+  }
+  let url: URL;
+  try {
+    url = new URL(database);
+  } catch {
+    bad('NADIR_DATABASE', 'is not a valid postgres:// URL', withoutCredentials(database));
+  }
+  if (!url.hostname || url.pathname.length <= 1) {
+    bad(
+      'NADIR_DATABASE',
+      'needs a host and a database name (postgres://user@host:5432/nadir)',
+      withoutCredentials(database),
+    );
+  }
+  return { engine: 'postgres', url: database };
+}
+
+/**
+ * NADIR_STORAGE: a folder (default the data folder), `s3://bucket/prefix` (credentials and region
+ * from the standard AWS variables, NADIR_S3_ENDPOINT for an S3-compatible store), or an
+ * `https://` base URL that only serves (a CDN in front of the bucket).
+ */
+function parseStorage(env: NodeJS.ProcessEnv, dataDir: string, cwd: string): StorageConfig {
+  const raw = env.NADIR_STORAGE || dataDir;
+  const endpoint = env.NADIR_S3_ENDPOINT || undefined;
+  if (endpoint !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(endpoint)) {
+    bad('NADIR_S3_ENDPOINT', 'must be an http(s)://host[:port] URL', withoutCredentials(endpoint));
+  }
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(raw)?.[1]?.toLowerCase();
+  if (scheme === undefined) return { kind: 'local', root: resolve(cwd, raw) };
+  const timeoutMs = integer(env, 'NADIR_STORAGE_TIMEOUT_MS', 10_000, 100, 600_000);
+  if (scheme === 's3') {
+    const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+    if (!match) bad('NADIR_STORAGE', 'must be s3://bucket/prefix with a valid bucket name', raw);
+    const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+    const prefix = (match[2] ?? '').replace(/\/+$/, '');
+    const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN } = env;
+    const credentials =
+      accessKeyId && secretAccessKey
+        ? { accessKeyId, secretAccessKey, ...(AWS_SESSION_TOKEN ? { sessionToken: AWS_SESSION_TOKEN } : {}) }
+        : undefined;
+    return {
+      kind: 's3',
+      bucket: match[1] as string,
+      prefix,
+      region,
+      timeoutMs,
+      ...(endpoint ? { endpoint } : {}),
+      ...(credentials ? { credentials } : {}),
+    };
+  }
+  if (scheme === 'http' || scheme === 'https') {
+    try {
+      return { kind: 'http', base: new URL(raw).href.replace(/\/+$/, ''), timeoutMs };
+    } catch {
+      bad('NADIR_STORAGE', 'is not a valid URL', withoutCredentials(raw));
+    }
+  }
+  bad('NADIR_STORAGE', 'must be a folder, s3://bucket/prefix or an http(s):// URL', withoutCredentials(raw));
+}
+
+function parseRedisUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || !url.hostname) {
+    bad('NADIR_REDIS_URL', 'must be a redis:// or rediss:// URL with a host', withoutCredentials(raw));
+  }
+  return raw;
+}
+
 /** Parses and validates the environment once; everything else receives the result. */
 export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
   const dataDir = resolve(cwd, env.NADIR_DATA_DIR || './data');
-  const database = env.NADIR_DATABASE || join(dataDir, 'nadir.sqlite');
   const logLevel = env.NADIR_LOG_LEVEL || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     bad('NADIR_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`, logLevel);
@@ -52,7 +177,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
   const host = env.NADIR_HOST || '0.0.0.0';
   return {
     dataDir,
-    databasePath: database === ':memory:' || isAbsolute(database) ? database : resolve(cwd, database),
+    database: parseDatabase(env.NADIR_DATABASE, dataDir, cwd),
+    storage: parseStorage(env, dataDir, cwd),
+    redisUrl: parseRedisUrl(env.NADIR_REDIS_URL),
+    serverId: env.NADIR_SERVER_ID || `${hostname()}:${process.pid}`,
     host,
     port: integer(env, 'NADIR_PORT', 8080, 0, 65535),
     logLevel: logLevel as Config['logLevel'],

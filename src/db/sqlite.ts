@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { type Migrations, schemaAhead } from './migrations.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -23,23 +24,25 @@ export function openSqlite(path: string): SqliteDatabase {
 }
 
 /**
- * Applies each store's numbered migrations once. Every store owns a `module` name so the
- * catalogue and the accounts can share one file without knowing about each other.
+ * Applies a store's migrations that the file has not seen (migrations.ts). IMMEDIATE takes the
+ * write lock before reading what is applied, so two processes opening a new file at once cannot
+ * both run the same step. A file migrated by a newer nadir is refused. Returns the version.
  */
-export function migrate(db: SqliteDatabase, module: string, migrations: readonly string[]): void {
+export function migrate(db: SqliteDatabase, { module, steps }: Migrations): number {
   db.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (module TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (module, version))',
   );
   const appliedVersions = db.prepare('SELECT version FROM schema_migrations WHERE module = ?');
   const record = db.prepare('INSERT INTO schema_migrations (module, version) VALUES (?, ?)');
-  // IMMEDIATE takes the write lock before reading what is applied, so two processes opening a
-  // new file at once cannot both run the same migration.
   db.transaction(() => {
     const applied = new Set((appliedVersions.all(module) as { version: number }[]).map((row) => row.version));
-    migrations.forEach((sql, index) => {
+    const newest = Math.max(0, ...applied);
+    if (newest > steps.length) throw schemaAhead(module, newest, steps.length);
+    steps.forEach((sql, index) => {
       if (applied.has(index + 1)) return;
       db.exec(sql);
       record.run(module, index + 1);
     });
   }).immediate();
+  return steps.length;
 }

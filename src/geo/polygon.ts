@@ -46,14 +46,23 @@ export function pointInMultiPolygon(x: number, y: number, mp: MultiPolygon): boo
   return mp.some((polygon) => pointInPolygon(x, y, polygon));
 }
 
-/** Whether segment a-b passes through the open interior of the box (Liang-Barsky clipping). */
-export function segmentCrossesBoxInterior(a: Position, b: Position, box: Bounds): boolean {
-  const dx = b[0] - a[0];
-  const dy = b[1] - a[1];
+/**
+ * Whether the segment (ax, ay)-(bx, by) passes through the open interior of the box (Liang-Barsky
+ * clipping against the four sides in turn). Plain numbers, no closure: the catalogue runs it over
+ * packed footprints for every candidate of a search (packed-footprint.ts).
+ */
+export function segmentCrossesBox(ax: number, ay: number, bx: number, by: number, box: Bounds): boolean {
+  const dx = bx - ax;
+  const dy = by - ay;
   let t0 = 0;
   let t1 = 1;
-  const clip = (p: number, q: number): boolean => {
-    if (p === 0) return q > 0;
+  for (let side = 0; side < 4; side++) {
+    const p = side === 0 ? -dx : side === 1 ? dx : side === 2 ? -dy : dy;
+    const q = side === 0 ? ax - box.minX : side === 1 ? box.maxX - ax : side === 2 ? ay - box.minY : box.maxY - ay;
+    if (p === 0) {
+      if (!(q > 0)) return false;
+      continue;
+    }
     const r = q / p;
     if (p < 0) {
       if (r >= t1) return false;
@@ -62,13 +71,13 @@ export function segmentCrossesBoxInterior(a: Position, b: Position, box: Bounds)
       if (r <= t0) return false;
       if (r < t1) t1 = r;
     }
-    return true;
-  };
-  if (!clip(-dx, a[0] - box.minX)) return false;
-  if (!clip(dx, box.maxX - a[0])) return false;
-  if (!clip(-dy, a[1] - box.minY)) return false;
-  if (!clip(dy, box.maxY - a[1])) return false;
+  }
   return t1 > t0;
+}
+
+/** Whether segment a-b passes through the open interior of the box. */
+export function segmentCrossesBoxInterior(a: Position, b: Position, box: Bounds): boolean {
+  return segmentCrossesBox(a[0], a[1], b[0], b[1], box);
 }
 
 function* edges(polygon: Ring[]): Generator<[Position, Position]> {

@@ -5,11 +5,13 @@ import type { Asset, ContentType, Survey } from '../catalogue/survey.js';
 import type { Clock } from '../clock.js';
 import { NadirError } from '../errors.js';
 import type { MultiPolygon } from '../geo/polygon.js';
+import { removeRetired } from '../storage/garbage.js';
+import { type SurveyStorage, surveyFileKey } from '../storage/storage.js';
 import { writeCog } from './cog-writer.js';
 import { traceFootprint, unionFootprints } from './footprint.js';
 import { readManifest, type SurveyManifest } from './manifest.js';
 import { inspectSource, type SourceRaster } from './source.js';
-import type { SurveyFiles } from './survey-files.js';
+import type { IngestWorkspace } from './workspace.js';
 
 export interface IngestProgressEvent {
   survey: string;
@@ -27,20 +29,32 @@ interface IngestedAsset {
   footprint: MultiPolygon;
 }
 
+export interface SurveyIngestorParts {
+  catalogue: SurveyCatalogue;
+  /** Where the COGs are written first: local staging, and one ingest per survey at a time. */
+  workspace: IngestWorkspace;
+  /** Where they end up: the folder, the bucket. */
+  storage: SurveyStorage;
+  clock: Clock;
+}
+
 /**
  * Turns a manifest's source rasters into grid-aligned COGs and a catalogue entry, atomically:
- * every source is validated before anything is written, files are staged and renamed into a new
- * version folder, and only then does one catalogue transaction make the survey visible.
+ * every source is validated before anything is written, the COGs are written to a local staging
+ * folder, then stored (moved into the folder, or uploaded to the bucket) under a version nothing
+ * references yet, and only then does one catalogue transaction make the survey visible.
  */
 export class SurveyIngestor {
   readonly #catalogue: SurveyCatalogue;
-  readonly #files: SurveyFiles;
+  readonly #workspace: IngestWorkspace;
+  readonly #storage: SurveyStorage;
   readonly #now: Clock;
 
-  constructor(catalogue: SurveyCatalogue, files: SurveyFiles, now: Clock) {
-    this.#catalogue = catalogue;
-    this.#files = files;
-    this.#now = now;
+  constructor(parts: SurveyIngestorParts) {
+    this.#catalogue = parts.catalogue;
+    this.#workspace = parts.workspace;
+    this.#storage = parts.storage;
+    this.#now = parts.clock;
   }
 
   async ingestManifestFile(path: string, onProgress?: IngestProgress): Promise<Survey> {
@@ -56,33 +70,51 @@ export class SurveyIngestor {
     const sources: SourceRaster[] = [];
     for (const [type, path] of entries) sources.push(await inspectSource(type, path));
 
-    const unlock = await this.#files.lock(manifest.id);
+    if (!this.#storage.writable) {
+      throw new NadirError(
+        'INVALID_CONFIG',
+        `${this.#storage.description} is read-only storage: ingest needs a folder or an s3:// bucket`,
+      );
+    }
+    const unlock = await this.#workspace.lock(manifest.id);
     let staging: string | undefined;
     try {
-      await this.#files.removeAbandonedStaging();
+      await this.#workspace.removeAbandonedStaging();
       const version = await this.#catalogue.reserveVersion(manifest.id);
-      staging = await this.#files.createStaging(manifest.id);
+      staging = await this.#workspace.createStaging(manifest.id);
       const written: IngestedAsset[] = [];
       for (const [index, source] of sources.entries()) {
         const label = `${source.type}: ${basename(source.path)}`;
         written.push(await this.#ingestAsset(source, staging, version, (f) => report(index + f, `${label} -> COG`)));
       }
       await cleanTemporaryFiles(staging, written);
-      report(sources.length, 'committing');
-      const versionDir = await this.#files.commit(
-        staging,
-        manifest.id,
-        version,
-        written.map((w) => w.file),
-      );
-      staging = undefined;
-      const survey = this.#survey(manifest, version, versionDir, written);
+      report(sources.length, `storing in ${this.#storage.description}`);
+      for (const { file } of written) {
+        await this.#storage.put(surveyFileKey(manifest.id, version, file), join(staging, file));
+      }
+      const survey = this.#survey(manifest, version, written);
       await this.#catalogue.put(survey);
-      await this.#files.removeUnreferencedVersions(manifest.id, await this.#catalogue.referencedUris());
+      // The version this one replaced stays readable for a grace period; older ones go now.
+      await removeRetired(this.#storage, this.#catalogue, { now: this.#now() });
       report(sources.length + 1, 'done');
       return survey;
     } finally {
       if (staging) await rm(staging, { recursive: true, force: true });
+      await unlock();
+    }
+  }
+
+  /**
+   * Removes a survey from the catalogue at once; its files go after the grace period, since
+   * servers may still be reading them (storage/garbage.ts). False when there was no such survey.
+   */
+  async delete(id: string): Promise<boolean> {
+    const unlock = await this.#workspace.lock(id);
+    try {
+      if (!(await this.#catalogue.delete(id))) return false;
+      await removeRetired(this.#storage, this.#catalogue, { now: this.#now() });
+      return true;
+    } finally {
       await unlock();
     }
   }
@@ -118,10 +150,10 @@ export class SurveyIngestor {
     };
   }
 
-  #survey(manifest: SurveyManifest, version: number, versionDir: string, written: IngestedAsset[]): Survey {
+  #survey(manifest: SurveyManifest, version: number, written: IngestedAsset[]): Survey {
     const assets: Survey['assets'] = {};
     for (const { asset, file } of written) {
-      assets[asset.type] = { ...asset, uri: this.#files.uriOf(join(versionDir, file)) };
+      assets[asset.type] = { ...asset, uri: surveyFileKey(manifest.id, version, file) };
     }
     return {
       id: manifest.id,

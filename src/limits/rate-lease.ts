@@ -49,14 +49,14 @@ export class LeasedRateLimiter implements RateLimiter {
     this.#workers = workers;
   }
 
+  /** `take`, when the lease in hand decides it; undefined, counting nothing, when only the primary can. */
   takeNow(key: string, limit: number, intervalSeconds: number, now: Date): RateDecision | undefined {
     const { lease, resetAt, retryAfter } = this.#leaseOf(key, limit, intervalSeconds, now);
     if (lease.tokens > 0) {
       lease.tokens--;
       const want = leaseSize(limit, this.#workers);
       // The next lease is asked for while half of this one is left, so a steady stream of
-      // requests is decided without waiting (the socket lane hands a connection to node:http
-      // for good whenever it cannot answer at once).
+      // requests is decided without waiting for the primary.
       if (lease.tokens < want / 2 && !lease.refill && lease.remaining > 0) {
         this.#startRefill(lease, { key, limit, intervalSeconds, want, at: now.getTime() }).catch(() => undefined);
       }
@@ -94,6 +94,11 @@ export class LeasedRateLimiter implements RateLimiter {
       });
     }
   }
+
+  /** The primary is this process's parent: reachable while this process runs. */
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
 
   /** The lease's refill under way, or a new one. */
   #startRefill(lease: Lease, request: LeaseRequest): Promise<void> {

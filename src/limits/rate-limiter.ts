@@ -18,12 +18,9 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request of `key` and says whether it is within `limit` per `intervalSeconds`. */
   take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision>;
-  /**
-   * The same, when it can be decided without waiting (a counter in memory, a lease in hand);
-   * undefined, counting nothing, when only `take` can decide. Lets a stored tile be answered
-   * in the turn its request arrived.
-   */
-  takeNow(key: string, limit: number, intervalSeconds: number, now: Date): RateDecision | undefined;
+  /** For readiness: the counters can be reached (in memory: always). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
 }
 
 interface Window {
@@ -51,13 +48,13 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
-    return this.takeNow(key, limit, intervalSeconds, now);
-  }
-
-  takeNow(key: string, limit: number, intervalSeconds: number, now: Date): RateDecision {
     const { granted, remaining, resetAt, retryAfter } = this.grant(key, limit, intervalSeconds, now, 1);
     return { allowed: granted === 1, limit, remaining, resetAt, retryAfter };
   }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
 
   /** Takes up to `want` requests of the window at once (worker processes lease them, rate-lease.ts). */
   grant(key: string, limit: number, intervalSeconds: number, now: Date, want: number): RateGrant {

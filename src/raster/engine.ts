@@ -1,8 +1,8 @@
-import { fileURLToPath } from 'node:url';
 import gdal from 'gdal-async';
 import type { Asset } from '../catalogue/survey.js';
 import type { Aoi } from '../geo/aoi.js';
 import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
+import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
 import { AdmissionController, type AdmissionOptions } from './admission.js';
 import type { HeightRange } from './colour-ramp.js';
 import { renderDsmPicture } from './dsm-picture.js';
@@ -32,6 +32,8 @@ export interface RenderResult extends RenderedFile {
 }
 
 export interface RasterEngineOptions {
+  /** Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/). */
+  storage: Pick<SurveyStorage, 'gdalPath'>;
   tuning?: Partial<GdalTuning>;
   encoding?: Partial<PictureEncoding>;
   /** `budget` and `maxQueuedCost` are bytes of working memory (see `workingBytesPerPixel`). */
@@ -72,8 +74,10 @@ export class RasterEngine {
   readonly admission: AdmissionController;
   readonly tuning: GdalTuning;
   readonly encoding: PictureEncoding;
+  readonly #storage: RasterEngineOptions['storage'];
 
-  constructor(options: RasterEngineOptions = {}) {
+  constructor(options: RasterEngineOptions) {
+    this.#storage = options.storage;
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.encoding = { ...DEFAULT_ENCODING, ...options.encoding };
     this.admission = new AdmissionController({ ...DEFAULT_ADMISSION, ...options.admission });
@@ -110,7 +114,9 @@ export class RasterEngine {
     format: ImageFormat,
   ): Promise<{ body: Buffer; heightRange?: HeightRange }> {
     const scratch = new Scratch();
-    const source = await gdal.openAsync(fileURLToPath(asset.uri));
+    const source = await gdal.openAsync(this.#storage.gdalPath(asset.uri)).catch((error: unknown) => {
+      throw storageUnavailable(asset.uri, error);
+    });
     try {
       if (asset.kind === 'rgb') {
         return { body: await renderImagery(source, grid, format, this.tuning, this.encoding, scratch) };

@@ -1,13 +1,14 @@
 /**
- * Open COGs, shared. Opening one costs a read of its header and IFDs plus its tile offset tables;
- * every later tile is then one pread. Concurrent requests for the same file share one open (the
- * promise is cached, not the result), and a bounded LRU closes what has not been used for a
- * while, once no read is still running on it.
+ * Open COGs, shared. Opening one costs a read of its header and IFDs plus its tile offset tables
+ * (a few range requests on object storage); every later tile is then one read. Concurrent
+ * requests for the same file share one open (the promise is cached, not the result), and a
+ * bounded LRU closes what has not been used for a while, once no read is still running on it.
+ * The bytes come through the storage's Source (storage.ts), the same above a folder or a bucket;
+ * a read the storage fails becomes STORAGE_UNAVAILABLE (503), never a hung request.
  */
-import { type FileHandle, open } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { type Source, Tiff, type TiffImage, TiffTag } from '@cogeotiff/core';
 import { LruCache } from '../cache/lru.js';
+import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
 
 /** TIFF SubFileType bit 2: this IFD is a transparency mask (GDAL's internal mask). */
 const SUBFILE_MASK = 4;
@@ -22,15 +23,18 @@ export class OpenCog {
   readonly uri: string;
   /** Index 0 is full resolution, then each overview, as the planner numbers them. */
   readonly levels: CogLevel[];
-  readonly #handle: FileHandle;
+  /** Read over a network: a tile's mask and imagery are then fetched together (cog-tiles.ts). */
+  readonly remote: boolean;
+  readonly #source: Source;
   #users = 0;
   #retired = false;
   #closed = false;
 
-  constructor(uri: string, handle: FileHandle, levels: CogLevel[]) {
+  constructor(uri: string, source: Source, levels: CogLevel[]) {
     this.uri = uri;
-    this.#handle = handle;
+    this.#source = source;
     this.levels = levels;
+    this.remote = source.url.protocol !== 'file:';
   }
 
   /** True once the handle is closed: a caller still holding this object must open the file again. */
@@ -58,19 +62,19 @@ export class OpenCog {
   #close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    void this.#handle.close().catch(() => {});
+    void this.#source.close?.().catch(() => {});
   }
 }
 
-function fileSource(uri: string, handle: FileHandle): Source {
+/** The storage's source of `location`, its failures turned into STORAGE_UNAVAILABLE. */
+function failingAsUnavailable(location: string, source: Source): Source {
   return {
-    url: new URL(uri),
-    async fetch(offset: number, length?: number): Promise<ArrayBuffer> {
-      const size = length ?? (await handle.stat()).size - offset;
-      const buffer = Buffer.allocUnsafe(size);
-      const { bytesRead } = await handle.read(buffer, 0, size, offset);
-      return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer;
-    },
+    url: source.url,
+    fetch: (offset, length) =>
+      source.fetch(offset, length).catch((error: unknown) => {
+        throw storageUnavailable(location, error);
+      }),
+    close: () => source.close?.() ?? Promise.resolve(),
   };
 }
 
@@ -88,11 +92,10 @@ function levelsOf(tiff: Tiff): CogLevel[] {
   }));
 }
 
-async function openCog(uri: string): Promise<OpenCog> {
-  if (!uri.startsWith('file:')) throw new Error(`only file: URIs can be read, got ${uri}`);
-  const handle = await open(fileURLToPath(uri), 'r');
+async function openCog(storage: SurveyStorage, uri: string): Promise<OpenCog> {
+  const source = failingAsUnavailable(uri, storage.source(uri));
   try {
-    const tiff = await Tiff.create(fileSource(uri, handle));
+    const tiff = await Tiff.create(source);
     const levels = levelsOf(tiff);
     // Whole offset tables up front: afterwards a tile is exactly one read, never three.
     await Promise.all(
@@ -102,17 +105,19 @@ async function openCog(uri: string): Promise<OpenCog> {
           .flatMap((ifd) => [ifd.fetch(TiffTag.TileOffsets), ifd.fetch(TiffTag.TileByteCounts)]),
       ),
     );
-    return new OpenCog(uri, handle, levels);
+    return new OpenCog(uri, source, levels);
   } catch (error) {
-    await handle.close().catch(() => {});
+    await source.close?.().catch(() => {});
     throw error;
   }
 }
 
 export class CogFiles {
   readonly #open: LruCache<Promise<OpenCog>>;
+  readonly #storage: SurveyStorage;
 
-  constructor(maxOpen: number) {
+  constructor(storage: SurveyStorage, maxOpen: number) {
+    this.#storage = storage;
     this.#open = new LruCache<Promise<OpenCog>>({
       maxEntries: maxOpen,
       onEvict: (_uri, opening) => {
@@ -136,7 +141,7 @@ export class CogFiles {
   #opened(uri: string): Promise<OpenCog> {
     let opening = this.#open.get(uri);
     if (opening === undefined) {
-      opening = openCog(uri);
+      opening = openCog(this.#storage, uri);
       this.#open.set(uri, opening);
       opening.catch(() => {
         if (this.#open.get(uri) === opening) this.#open.delete(uri);

@@ -70,7 +70,6 @@ export class TileCandidates {
   readonly #cache: LruCache<Promise<AssetCandidate[]>>;
   #marker: string | undefined;
   #markerThisTurn: Promise<string> | undefined;
-  #markerNow: string | undefined;
 
   constructor(catalogue: SurveyCatalogue, maxEntries: number) {
     this.#catalogue = catalogue;
@@ -80,36 +79,12 @@ export class TileCandidates {
   /** The catalogue's change marker, asked at most once per turn of the event loop. */
   marker(): Promise<string> {
     if (!this.#markerThisTurn) {
-      let now: string | undefined;
-      try {
-        now = this.#catalogue.changeMarkerNow?.();
-      } catch {
-        // Asked again the slow way, whose failure its callers handle.
-      }
-      const asked = now === undefined ? this.#catalogue.changeMarker() : Promise.resolve(now);
-      this.#markerThisTurn = asked;
-      this.#markerNow = now;
-      asked.then(
-        (marker) => {
-          if (this.#markerThisTurn === asked) this.#markerNow = marker;
-        },
-        () => undefined,
-      );
+      this.#markerThisTurn = this.#catalogue.changeMarker();
       setImmediate(() => {
         this.#markerThisTurn = undefined;
-        this.#markerNow = undefined;
       });
     }
     return this.#markerThisTurn;
-  }
-
-  /**
-   * The marker without waiting: read in this turn of the event loop already, or readable at once
-   * from the catalogue; undefined when only marker() can tell.
-   */
-  markerNow(): string | undefined {
-    if (this.#markerThisTurn === undefined && this.#catalogue.changeMarkerNow) void this.marker();
-    return this.#markerNow;
   }
 
   async find(tile: TileCoord, filter: TileFilter): Promise<AssetCandidate[]> {

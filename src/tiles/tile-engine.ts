@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import type { SurveyStorage } from '../storage/storage.js';
 import { CogFiles } from './cog-files.js';
 import { CogTiles } from './cog-tiles.js';
 import { PlanMemo } from './plan-memo.js';
@@ -43,8 +44,12 @@ export class TileEngine {
   readonly plans = new PlanMemo();
   readonly #files: CogFiles;
 
-  constructor(catalogue: SurveyCatalogue, options: TileEngineOptions = DEFAULT_TILE_ENGINE_OPTIONS) {
-    this.#files = new CogFiles(options.maxOpenCogs);
+  constructor(
+    catalogue: SurveyCatalogue,
+    storage: SurveyStorage,
+    options: TileEngineOptions = DEFAULT_TILE_ENGINE_OPTIONS,
+  ) {
+    this.#files = new CogFiles(storage, options.maxOpenCogs);
     const gate = new WorkGate(options.imageSlots);
     const tiles = new CogTiles(this.#files, {
       pixelCacheBytes: options.pixelCacheMb * 1024 * 1024,

@@ -14,6 +14,12 @@ export interface ImageryRequest {
   radius: number;
 }
 
+/** What verifying and billing a token needs of the account store. */
+export type ImageryAccounts = Pick<
+  AccountStore,
+  'getApiKey' | 'getAccount' | 'isTokenBilled' | 'monthUsage' | 'recordTransaction'
+>;
+
 export interface VerifiedImageryAccess {
   accountId: string;
   keyId: string;
@@ -37,8 +43,8 @@ export interface VerifiedImageryAccess {
  * A disabled account is treated the same way.
  */
 export async function verifyImageryRequest(
-  codec: TokenCodec,
-  store: AccountStore,
+  codec: Pick<TokenCodec, 'decode'>,
+  store: ImageryAccounts,
   request: ImageryRequest,
   now: Date,
 ): Promise<VerifiedImageryAccess> {
@@ -79,7 +85,11 @@ export async function verifyImageryRequest(
  * Cheap refusal BEFORE rendering: a token not yet billed needs room in this month's allowance.
  * Racing requests can all pass this; billImageRetrieval is the authoritative check.
  */
-export async function checkAllowance(store: AccountStore, verified: VerifiedImageryAccess, now: Date): Promise<void> {
+export async function checkAllowance(
+  store: ImageryAccounts,
+  verified: VerifiedImageryAccess,
+  now: Date,
+): Promise<void> {
   if (await store.isTokenBilled(verified.tokenId)) return;
   const { allowance } = verified;
   const month = usageMonthOf(now);
@@ -93,7 +103,7 @@ export async function checkAllowance(store: AccountStore, verified: VerifiedImag
  * the month is full, in which case the image must not be sent.
  */
 export async function billImageRetrieval(
-  store: AccountStore,
+  store: ImageryAccounts,
   verified: VerifiedImageryAccess,
   now: Date,
 ): Promise<BillingResult> {

@@ -3,6 +3,7 @@ export type { TransactionClaims } from './claims.js';
 export {
   billImageRetrieval,
   checkAllowance,
+  type ImageryAccounts,
   type ImageryRequest,
   POINT_TOLERANCE_DEGREES,
   type VerifiedImageryAccess,

@@ -29,7 +29,7 @@ describe('coverage over the demo town', () => {
 
   before(async () => {
     town = await demoTown();
-    services = createServices(
+    services = await createServices(
       parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
       testClock().now,
     );

@@ -25,15 +25,19 @@ export interface FixtureOptions {
   now?: Clock;
   /** Replace parts of the services (e.g. a failing catalogue) before the server is built. */
   adjust?: (services: Services) => Services;
+  /** More configuration (NADIR_STORAGE, ...) on top of a fresh data folder. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function startApi(options: FixtureOptions = {}): Promise<ApiFixture> {
   const dir = mkdtempSync(join(tmpdir(), 'nadir-api-'));
-  const config = parseConfig({ NADIR_DATA_DIR: dir, NADIR_LOG_LEVEL: 'info' }, dir);
-  const real = createServices(config, options.now ?? testClock().now);
-  const services = options.adjust ? options.adjust(real) : real;
+  const config = parseConfig({ NADIR_DATA_DIR: dir, NADIR_LOG_LEVEL: 'info', ...options.env }, dir);
   const logs: string[] = [];
-  const app = await buildServer(services, { logStream: { write: (line) => logs.push(line) } });
+  const real = await createServices(config, options.now ?? testClock().now, {
+    logStream: { write: (line) => logs.push(line) },
+  });
+  const services = options.adjust ? options.adjust(real) : real;
+  const app = await buildServer(services);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     dir,

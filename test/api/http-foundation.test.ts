@@ -118,7 +118,7 @@ describe('HTTP foundation', () => {
 
   it('/health, /ready and /version answer', async () => {
     assert.deepEqual(await (await api.get('/health')).json(), { status: 'ok' });
-    assert.deepEqual(await (await api.get('/ready')).json(), { status: 'ready' });
+    assert.deepEqual(await (await api.get('/ready')).json(), { status: 'ready', rateLimits: 'shared' });
     const version = (await (await api.get('/version')).json()) as Record<string, string>;
     assert.equal(version.name, 'nadir');
     assert.match(version.version ?? '', /^\d+\.\d+\.\d+/);

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { DEMO_LANDMARKS } from '@nadir/demo-town';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../src/api/server.js';
@@ -11,7 +10,7 @@ import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
-import { gdalinfo, run, tempDir } from '../support/fixtures.js';
+import { assetPath, gdalinfo, run, tempDir } from '../support/fixtures.js';
 import { readRaster } from '../support/pixels.js';
 
 const STORE = DEMO_LANDMARKS.find((l) => l.id === 'red-roof-store') as (typeof DEMO_LANDMARKS)[number];
@@ -32,7 +31,7 @@ describe('imagery over the demo town', () => {
   before(async () => {
     town = await demoTown();
     scratch = await tempDir('imagery-demo');
-    services = createServices(
+    services = await createServices(
       parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
       testClock().now,
     );
@@ -117,7 +116,7 @@ describe('imagery over the demo town', () => {
     const info = await gdalinfo(join(scratch.path, '2025-04-02-TrueOrtho.tif'));
     const [x0, px, , y0, , py] = info.geoTransform;
     const survey = await services.catalogue.get(byDate.get('2025-04-02') as string);
-    const cog = fileURLToPath(survey?.assets.TrueOrtho?.uri ?? '');
+    const cog = assetPath(services, survey?.assets.TrueOrtho);
     const reference = join(scratch.path, 'reference.tif');
     const te = [x0, y0 + SIZE * py, x0 + SIZE * px, y0].map(String);
     await run('gdalwarp', [

@@ -292,7 +292,10 @@ describe('imagery admission control', { skip: SKIP_REALDATA }, () => {
     api = await startApi({
       adjust: (services) => ({
         ...services,
-        raster: new RasterEngine({ admission: { budget: 1, maxWaitMs: 0, maxQueuedCost: 0 } }),
+        raster: new RasterEngine({
+          storage: services.storage,
+          admission: { budget: 1, maxWaitMs: 0, maxQueuedCost: 0 },
+        }),
       }),
     });
   });

@@ -213,7 +213,7 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
 
   before(async () => {
     town = await demoTown();
-    services = createServices(
+    services = await createServices(
       parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
       testClock().now,
     );

@@ -1,28 +1,17 @@
 /**
- * `nadir serve --workers 2`: two real processes share the port and one rate limit per key, and
- * SIGTERM stops them all.
+ * `nadir serve --workers 2`: two real processes share the port and one rate limit per key (leased
+ * from the primary, or counted in Redis when it is configured), and SIGTERM stops them all.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { testClock } from '../support/clock.js';
-import { PROJECT_ROOT, tempDir } from '../support/fixtures.js';
+import { PROJECT_ROOT, run, tempDir } from '../support/fixtures.js';
+import { freePort, type RedisServer, SKIP_REDIS, startRedis } from '../support/servers.js';
 import { createKey } from './helpers.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** One request on its own connection, so the cluster may hand it to either worker. */
 function get(port: number, path: string): Promise<{ status: number; headers: Record<string, unknown> }> {
@@ -36,62 +25,77 @@ function get(port: number, path: string): Promise<{ status: number; headers: Rec
   });
 }
 
-describe('nadir serve --workers 2', () => {
-  let scratch: { path: string; remove: () => Promise<void> };
-  let child: ChildProcess;
-  let port: number;
-  let key: string;
-  let exited: Promise<number | null>;
+for (const withRedis of [false, true]) {
+  describe(`nadir serve --workers 2, rate limits ${withRedis ? 'in Redis' : 'leased from the primary'}`, {
+    skip: withRedis && SKIP_REDIS,
+  }, () => {
+    let redis: RedisServer | undefined;
+    let scratch: { path: string; remove: () => Promise<void> };
+    let child: ChildProcess;
+    let port: number;
+    let key: string;
+    let exited: Promise<number | null>;
 
-  before(async () => {
-    scratch = await tempDir('serve-workers');
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: scratch.path }, scratch.path), testClock().now);
-    const created = await createKey(services, 'limited');
-    await services.accounts.setTileRateLimit(created.account.id, 10, 3600);
-    key = created.key;
-    await services.close();
-    port = await freePort();
-    child = spawn(process.execPath, ['bin/nadir', 'serve', '--workers', '2'], {
-      cwd: PROJECT_ROOT,
-      env: {
-        ...process.env,
-        NADIR_DATA_DIR: scratch.path,
-        NADIR_PORT: String(port),
-        NADIR_HOST: '127.0.0.1',
-        NADIR_LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    before(async () => {
+      scratch = await tempDir('serve-workers');
+      if (withRedis) redis = await startRedis();
+      const services = await createServices(
+        parseConfig({ NADIR_DATA_DIR: scratch.path }, scratch.path),
+        testClock().now,
+      );
+      const created = await createKey(services, 'limited');
+      await services.accounts.setTileRateLimit(created.account.id, 10, 3600);
+      key = created.key;
+      await services.close();
+      port = await freePort();
+      child = spawn(process.execPath, ['bin/nadir', 'serve', '--workers', '2'], {
+        cwd: PROJECT_ROOT,
+        env: {
+          ...process.env,
+          NADIR_DATA_DIR: scratch.path,
+          NADIR_PORT: String(port),
+          NADIR_HOST: '127.0.0.1',
+          NADIR_LOG_LEVEL: 'warn',
+          ...(redis ? { NADIR_REDIS_URL: redis.url } : {}),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const up = await get(port, '/health').catch(() => undefined);
+        if (up?.status === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     });
-    exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const up = await get(port, '/health').catch(() => undefined);
-      if (up?.status === 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  });
-  after(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await scratch.remove();
-  });
+    after(async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await redis?.stop();
+      await scratch.remove();
+    });
 
-  it('both workers answer, and together admit exactly the key limit', async () => {
-    const answers = await Promise.all(
-      Array.from({ length: 16 }, () => get(port, `/tiles/v3/Vert/3/0/0.jpg?apikey=${key}`)),
-    );
-    const statuses = answers.map((a) => a.status).sort();
-    assert.deepEqual(
-      statuses.filter((s) => s !== 429),
-      Array(10).fill(404),
-      'ten answered (no imagery here)',
-    );
-    assert.equal(statuses.filter((s) => s === 429).length, 6);
-    const refused = answers.find((a) => a.status === 429);
-    assert.equal(refused?.headers['x-ratelimit-remaining'], '0');
-  });
+    it('both workers answer, and together admit exactly the key limit', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, () => get(port, `/tiles/v3/Vert/3/0/0.jpg?apikey=${key}`)),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      assert.deepEqual(
+        statuses.filter((s) => s !== 429),
+        Array(10).fill(404),
+        'ten answered (no imagery here)',
+      );
+      assert.equal(statuses.filter((s) => s === 429).length, 6);
+      const refused = answers.find((a) => a.status === 429);
+      assert.equal(refused?.headers['x-ratelimit-remaining'], '0');
+      if (redis) {
+        const { stdout } = await run('redis-cli', ['-p', String(redis.port), '--scan', '--pattern', 'nadir:tiles:*']);
+        assert.equal(stdout.trim().split('\n').length, 1, 'the workers counted in Redis');
+      }
+    });
 
-  it('SIGTERM stops the primary and every worker', async () => {
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0);
-    await assert.rejects(get(port, '/health'));
+    it('SIGTERM stops the primary and every worker', async () => {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      await assert.rejects(get(port, '/health'));
+    });
   });
-});
+}

@@ -70,7 +70,7 @@ describe('graceful shutdown of nadir serve', () => {
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'nadir-shutdown-'));
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), testClock().now);
+    const services = await createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), testClock().now);
     key = (await createKey(services, 'acme')).key;
     await services.catalogue.put(makeSurvey({ id: 's1', captureDate: '2024-01-01', box: [9.9, 49.9, 10.1, 50.1] }));
     await services.close();

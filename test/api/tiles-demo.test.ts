@@ -89,7 +89,7 @@ describe('tiles over the demo town', () => {
   before(async () => {
     town = await demoTown();
     scratch = await tempDir('tiles-demo');
-    services = createServices(
+    services = await createServices(
       parseConfig({ NADIR_DATA_DIR: town.dataDir, NADIR_LOG_LEVEL: 'silent' }, town.dataDir),
       () => NOW,
     );
@@ -174,7 +174,7 @@ describe('tiles over the demo town', () => {
     const resolution = (asset.bounds.maxX - asset.bounds.minX) / asset.width;
     const col = Math.round((tileBounds(at).minX - asset.bounds.minX) / resolution / 256);
     const row = Math.round((asset.bounds.maxY - tileBounds(at).maxY) / resolution / 256);
-    const files = new CogFiles(1);
+    const files = new CogFiles(services.storage, 1);
     const stored = await files.with(asset.uri, async (cog) => cog.levels[0]?.image.getTile(col, row));
     files.close();
     assert.ok(stored);

@@ -120,11 +120,11 @@ describe('tile errors, rate limits and usage', { skip: realdataMissing }, () => 
 
   test('a tile whose client went away is not composited or encoded', async () => {
     const [z, x, y] = inside.split('/').map(Number) as [number, number, number];
-    const candidates = await api.services.tiles.candidates.find({ z, x, y }, { type: 'Vert', order: 'newest' });
+    const candidates = await api.services.tileEngine.candidates.find({ z, x, y }, { type: 'Vert', order: 'newest' });
     const plan = planTile({ z, x, y }, candidates);
-    assert.ok((await api.services.tiles.renderer.render(plan, 'png', 90)) !== undefined, 'renders when wanted');
+    assert.ok((await api.services.tileEngine.renderer.render(plan, 'png', 90)) !== undefined, 'renders when wanted');
     await assert.rejects(
-      api.services.tiles.renderer.render(plan, 'png', 90, () => true),
+      api.services.tileEngine.renderer.render(plan, 'png', 90, () => true),
       { name: 'AbortError' },
     );
     // Over HTTP: requests abandoned mid-flight leave the server answering normally.

@@ -1,6 +1,4 @@
-import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import type { Asset, ContentType, Survey } from '../../src/catalogue/survey.js';
-import { openSqlite } from '../../src/db/sqlite.js';
 import type { MultiPolygon, Ring } from '../../src/geo/polygon.js';
 import type { Bounds } from '../../src/geo/web-mercator.js';
 
@@ -76,10 +74,6 @@ export function survey(id: string, options: SurveyOptions = {}): Survey {
     assets: Object.fromEntries(types.map((type) => [type, asset(id, type, version)])),
     ingestedAt: '2025-01-01T00:00:00.000Z',
   };
-}
-
-export function memoryCatalogue(): SqliteSurveyCatalogue {
-  return new SqliteSurveyCatalogue(openSqlite(':memory:'));
 }
 
 /** A search of the whole world with no filters, newest first, unpaged. */

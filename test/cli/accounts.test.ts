@@ -54,7 +54,7 @@ describe('nadir accounts', () => {
 
   /** The same store the CLI writes, opened from the test to check effects and record usage. */
   async function withServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
-    const services = createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), testClock().now);
+    const services = await createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), testClock().now);
     try {
       return await work(services);
     } finally {

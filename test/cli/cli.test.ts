@@ -1,6 +1,8 @@
 /** The `nadir` command as a user runs it: help, exit codes, one-line errors, --json output. */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -113,5 +115,20 @@ describe('nadir CLI', () => {
     const missing = await nadir(env, 'surveys', 'show', survey.id);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no survey/);
+
+    // The deleted survey's file waits out the grace period, then goes with its folders.
+    type Collected = { deleted: string[]; waiting: string[] };
+    const file = `surveys/${survey.id}/v1/TrueOrtho.tif`;
+    const kept = JSON.parse((await nadir(env, 'storage', 'gc', '--json')).stdout) as Collected;
+    assert.deepEqual([kept.deleted, kept.waiting], [[], [file]]);
+    const dry = JSON.parse(
+      (await nadir(env, 'storage', 'gc', '--grace', '0', '--dry-run', '--json')).stdout,
+    ) as Collected;
+    assert.deepEqual(dry.deleted, [file]);
+    assert.ok(existsSync(join(env.NADIR_DATA_DIR as string, file)), 'a dry run deletes nothing');
+    const collected = JSON.parse((await nadir(env, 'storage', 'gc', '--grace', '0', '--json')).stdout) as Collected;
+    assert.deepEqual(collected.deleted, [file]);
+    assert.deepEqual(await readdir(join(env.NADIR_DATA_DIR as string, 'surveys')), [], 'no empty folder left');
+    assert.equal((await nadir(env, 'storage', 'gc', '--grace', 'soon')).code, 2);
   });
 });

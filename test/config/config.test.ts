@@ -25,9 +25,13 @@ function assertInvalid(env: NodeJS.ProcessEnv, variable: string, value: string):
 describe('parseConfig defaults', () => {
   it('uses ./data under cwd, nadir.sqlite in it, port 8080, info logs', () => {
     const config = parseConfig({}, cwd);
+    assert.match(config.serverId, /^.+:\d+$/, 'hostname:pid');
     assert.deepEqual(config, {
       dataDir: join(cwd, 'data'),
-      databasePath: join(cwd, 'data', 'nadir.sqlite'),
+      database: { engine: 'sqlite', path: join(cwd, 'data', 'nadir.sqlite') },
+      storage: { kind: 'local', root: join(cwd, 'data') },
+      redisUrl: undefined,
+      serverId: config.serverId,
       host: '0.0.0.0',
       port: 8080,
       logLevel: 'info',
@@ -80,21 +84,76 @@ describe('parseConfig overrides', () => {
   it('resolves a relative data dir against cwd and keeps the database inside it', () => {
     const config = parseConfig({ NADIR_DATA_DIR: 'var/nadir' }, cwd);
     assert.equal(config.dataDir, join(cwd, 'var', 'nadir'));
-    assert.equal(config.databasePath, join(cwd, 'var', 'nadir', 'nadir.sqlite'));
+    assert.deepEqual(config.database, { engine: 'sqlite', path: join(cwd, 'var', 'nadir', 'nadir.sqlite') });
   });
 
   it('takes an absolute data dir as is', () => {
     const config = parseConfig({ NADIR_DATA_DIR: '/mnt/imagery' }, cwd);
     assert.equal(config.dataDir, '/mnt/imagery');
-    assert.equal(config.databasePath, '/mnt/imagery/nadir.sqlite');
+    assert.deepEqual(config.database, { engine: 'sqlite', path: '/mnt/imagery/nadir.sqlite' });
   });
 
   it('takes NADIR_DATABASE: absolute, relative to cwd, or :memory:', () => {
-    assert.equal(parseConfig({ NADIR_DATABASE: '/db/cat.sqlite' }, cwd).databasePath, '/db/cat.sqlite');
-    assert.equal(parseConfig({ NADIR_DATABASE: 'db/cat.sqlite' }, cwd).databasePath, join(cwd, 'db', 'cat.sqlite'));
-    assert.equal(parseConfig({ NADIR_DATABASE: ':memory:' }, cwd).databasePath, ':memory:');
+    const path = (database: string) => {
+      const parsed = parseConfig({ NADIR_DATABASE: database }, cwd).database;
+      return parsed.engine === 'sqlite' ? parsed.path : parsed.url;
+    };
+    assert.equal(path('/db/cat.sqlite'), '/db/cat.sqlite');
+    assert.equal(path('db/cat.sqlite'), join(cwd, 'db', 'cat.sqlite'));
+    assert.equal(path(':memory:'), ':memory:');
     // The data dir is unaffected by where the database lives.
     assert.equal(parseConfig({ NADIR_DATABASE: '/db/cat.sqlite' }, cwd).dataDir, join(cwd, 'data'));
+  });
+
+  it('takes a postgres:// or postgresql:// URL as PostgreSQL, never as a file name', () => {
+    for (const url of [
+      'postgres://nadir@db.internal:5432/nadir',
+      'postgresql://u:secret@10.0.0.5/imagery?sslmode=require',
+    ]) {
+      assert.deepEqual(parseConfig({ NADIR_DATABASE: url }, cwd).database, { engine: 'postgres', url });
+    }
+  });
+
+  it('takes NADIR_STORAGE: a folder, s3://bucket/prefix with the AWS variables, or an http(s) base', () => {
+    assert.deepEqual(parseConfig({ NADIR_STORAGE: 'cogs' }, cwd).storage, { kind: 'local', root: join(cwd, 'cogs') });
+    const s3 = parseConfig(
+      {
+        NADIR_STORAGE: 's3://survey-imagery/prod/',
+        NADIR_S3_ENDPOINT: 'http://127.0.0.1:9000',
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'AKIA',
+        AWS_SECRET_ACCESS_KEY: 'secret',
+        NADIR_STORAGE_TIMEOUT_MS: '2500',
+      },
+      cwd,
+    ).storage;
+    assert.deepEqual(s3, {
+      kind: 's3',
+      bucket: 'survey-imagery',
+      prefix: 'prod',
+      region: 'eu-west-1',
+      timeoutMs: 2500,
+      endpoint: 'http://127.0.0.1:9000',
+      credentials: { accessKeyId: 'AKIA', secretAccessKey: 'secret' },
+    });
+    assert.deepEqual(parseConfig({ NADIR_STORAGE: 'https://cdn.example.com/imagery/' }, cwd).storage, {
+      kind: 'http',
+      base: 'https://cdn.example.com/imagery',
+      timeoutMs: 10_000,
+    });
+  });
+
+  it('NADIR_STORAGE: another scheme, a bad bucket name or a bad endpoint is refused', () => {
+    for (const value of ['ftp://host/x', 's3://', 's3://UPPER/x', 's3://a/x']) {
+      assertInvalid({ NADIR_STORAGE: value }, 'NADIR_STORAGE', value);
+    }
+    assertInvalid({ NADIR_S3_ENDPOINT: 'minio:9000' }, 'NADIR_S3_ENDPOINT', 'minio:9000');
+  });
+
+  it('takes NADIR_REDIS_URL and NADIR_SERVER_ID', () => {
+    const config = parseConfig({ NADIR_REDIS_URL: 'redis://cache:6379/0', NADIR_SERVER_ID: 'tiles-3' }, cwd);
+    assert.equal(config.redisUrl, 'redis://cache:6379/0');
+    assert.equal(config.serverId, 'tiles-3');
   });
 
   it('takes port, host, log level, public URL and token secrets', () => {
@@ -142,6 +201,41 @@ describe('parseConfig rejects bad values with INVALID_CONFIG naming the variable
   it('NADIR_PUBLIC_URL', () => {
     for (const value of ['example.org', 'ftp://example.org', 'https://', 'http://exa mple.org', '/nadir', 'https:/x']) {
       assertInvalid({ NADIR_PUBLIC_URL: value }, 'NADIR_PUBLIC_URL', value);
+    }
+  });
+
+  it('NADIR_DATABASE: a URL of another engine, or a postgres URL without host or database', () => {
+    for (const value of [
+      'mysql://db/nadir',
+      'redis://cache/0',
+      'postgres://',
+      'postgres://db.internal',
+      'postgres:///nadir',
+    ]) {
+      assertInvalid({ NADIR_DATABASE: value }, 'NADIR_DATABASE', value);
+    }
+  });
+
+  it('NADIR_DATABASE and NADIR_REDIS_URL errors never show a password', () => {
+    assert.throws(
+      () => parseConfig({ NADIR_DATABASE: 'mysql://admin:hunter2@db/nadir' }, cwd),
+      (error: Error) => {
+        assert.ok(!error.message.includes('hunter2'), error.message);
+        return true;
+      },
+    );
+    assert.throws(
+      () => parseConfig({ NADIR_REDIS_URL: 'http://admin:hunter2@cache' }, cwd),
+      (error: Error) => {
+        assert.ok(!error.message.includes('hunter2'), error.message);
+        return true;
+      },
+    );
+  });
+
+  it('NADIR_REDIS_URL', () => {
+    for (const value of ['localhost:6379', 'http://cache:6379', 'redis://', 'cache']) {
+      assertInvalid({ NADIR_REDIS_URL: value }, 'NADIR_REDIS_URL', value);
     }
   });
 

@@ -6,8 +6,10 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { collectGarbage, RETIRED_GRACE_MS } from '../../src/storage/garbage.js';
+import { testClock } from '../support/clock.js';
 import {
+  assetPath,
   cliArgs,
   gdalinfo,
   PROJECT_ROOT,
@@ -79,7 +81,7 @@ describe('ingest survives kill -9', { skip: SKIP_REALDATA }, () => {
 
   test('a killed first ingest leaves no survey, and a re-run succeeds and cleans up', async () => {
     await killDuringIngest(large, dataDir);
-    const services = servicesFor(dataDir);
+    const services = await servicesFor(dataDir);
     try {
       assert.equal(await services.catalogue.get(ID), undefined, 'the killed survey is not visible');
       assert.equal(await services.catalogue.count(), 0);
@@ -95,17 +97,18 @@ describe('ingest survives kill -9', { skip: SKIP_REALDATA }, () => {
   });
 
   test('a killed re-ingest keeps the previous version whole; the next re-ingest replaces it', async () => {
-    const before = servicesFor(dataDir);
+    const before = await servicesFor(dataDir);
     const v1 = await before.catalogue.get(ID);
     await before.close();
     assert.ok(v1);
 
     await killDuringIngest(large, dataDir);
-    const services = servicesFor(dataDir);
+    const clock = testClock();
+    const services = await servicesFor(dataDir, clock.now);
     try {
       const still = await services.catalogue.get(ID);
       assert.equal(still?.version, v1.version, 'the old version is still the visible one');
-      const cog = fileURLToPath(still.assets.TrueOrtho?.uri ?? '');
+      const cog = assetPath(services, still.assets.TrueOrtho);
       assert.ok(existsSync(cog));
       assert.equal((await gdalinfo(cog)).metadata.IMAGE_STRUCTURE?.LAYOUT, 'COG', 'its file is intact');
 
@@ -113,6 +116,11 @@ describe('ingest survives kill -9', { skip: SKIP_REALDATA }, () => {
       assert.ok(replaced.version > v1.version, 'a new version number');
       assert.equal(replaced.captureDate, '2020-07-01');
       assert.equal((await services.catalogue.get(ID))?.version, replaced.version);
+      // The replaced version stays readable for the grace period (servers may be reading it), the
+      // killed attempt's files were never referenced; storage gc after the grace leaves only the new.
+      assert.deepEqual(await entries(join(dataDir, 'surveys', ID)), [`v${v1.version}`, `v${replaced.version}`]);
+      clock.advance(RETIRED_GRACE_MS);
+      await collectGarbage(services.storage, services.catalogue, { now: clock.now() });
       assert.deepEqual(await entries(join(dataDir, 'surveys', ID)), [`v${replaced.version}`], 'old versions removed');
       assert.deepEqual(await entries(join(dataDir, 'staging')), []);
     } finally {

@@ -28,7 +28,7 @@ describe('ingest rejects bad input and writes nothing', { skip: SKIP_REALDATA },
   before(async () => {
     dir = await tempDir('ingest-errors');
     dataDir = join(dir.path, 'data');
-    services = servicesFor(dataDir);
+    services = await servicesFor(dataDir);
     noCrs = join(dir.path, 'no-crs.tif');
     const plain = await gdal.openAsync(noCrs, 'w', 'GTiff', 64, 64, 3, 'Byte');
     plain.geoTransform = [500000, 0.1, 0, 4000000, 0, -0.1];

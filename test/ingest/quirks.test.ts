@@ -6,11 +6,19 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { Asset, ContentType, Survey } from '../../src/catalogue/survey.js';
 import type { Services } from '../../src/composition.js';
 import { ORIGIN_SHIFT, resolutionAtZoom } from '../../src/geo/web-mercator.js';
-import { gdalinfo, REALDATA, run, SKIP_REALDATA, servicesFor, tempDir, writeManifest } from '../support/fixtures.js';
+import {
+  assetPath,
+  gdalinfo,
+  REALDATA,
+  run,
+  SKIP_REALDATA,
+  servicesFor,
+  tempDir,
+  writeManifest,
+} from '../support/fixtures.js';
 import { readRaster } from '../support/pixels.js';
 import { comparePixels, gdalwarpReference } from '../support/reference.js';
 
@@ -172,7 +180,7 @@ describe('ingest of rasters in other CRSs and with other quirks', { skip: SKIP_R
 
   before(async () => {
     dir = await tempDir('quirks');
-    services = servicesFor(join(dir.path, 'data'));
+    services = await servicesFor(join(dir.path, 'data'));
     for (const q of QUIRKS) {
       const source = join(dir.path, `${q.name}.tif`);
       await run('gdal_translate', ['-q', ...q.translate, q.from, source]);
@@ -192,7 +200,7 @@ describe('ingest of rasters in other CRSs and with other quirks', { skip: SKIP_R
   for (const q of QUIRKS) {
     test(`${q.name}: aligned EPSG:3857 COG, source GSD, pixels as gdalwarp makes them`, async () => {
       const asset = surveys.get(q.name)?.assets[q.type] as Asset;
-      const cog = fileURLToPath(asset.uri);
+      const cog = assetPath(services, asset);
       const info = await gdalinfo(cog);
       assert.match(info.coordinateSystem?.wkt ?? '', /ID\["EPSG",3857\]\]$/);
       const [originX, res] = info.geoTransform;

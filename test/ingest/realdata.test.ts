@@ -5,13 +5,20 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { Asset, Survey } from '../../src/catalogue/survey.js';
 import type { Services } from '../../src/composition.js';
 import { aoiLonLatBounds } from '../../src/geo/aoi.js';
 import type { MultiPolygon } from '../../src/geo/polygon.js';
 import { lonLatToMercator, ORIGIN_SHIFT, resolutionAtZoom } from '../../src/geo/web-mercator.js';
-import { gdalinfo, REALDATA, SKIP_REALDATA, servicesFor, tempDir, writeManifest } from '../support/fixtures.js';
+import {
+  assetPath,
+  gdalinfo,
+  REALDATA,
+  SKIP_REALDATA,
+  servicesFor,
+  tempDir,
+  writeManifest,
+} from '../support/fixtures.js';
 import { readRaster } from '../support/pixels.js';
 import { comparePixels, gdalwarpReference } from '../support/reference.js';
 
@@ -56,10 +63,6 @@ const CASES: Case[] = [
   },
 ];
 
-function cogPath(asset: Asset): string {
-  return fileURLToPath(asset.uri);
-}
-
 /** Ground area of a lon/lat footprint, m², via Mercator and its local scale factor. */
 function groundArea(footprint: MultiPolygon): number {
   let total = 0;
@@ -87,7 +90,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
 
   before(async () => {
     dir = await tempDir('realdata');
-    services = servicesFor(join(dir.path, 'data'));
+    services = await servicesFor(join(dir.path, 'data'));
     for (const c of CASES) {
       const assets = Object.fromEntries(Object.entries(c.assets).map(([t, p]) => [t, join(REALDATA, p)]));
       const manifest = await writeManifest(dir.path, c.name, { captureDate: c.captureDate, assets });
@@ -106,7 +109,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
 
         test('is a COG in EPSG:3857 on the GoogleMapsCompatible grid, aligned at every level', async () => {
           const a = asset();
-          const info = await gdalinfo(cogPath(a));
+          const info = await gdalinfo(assetPath(services, a));
           assert.match(info.coordinateSystem?.wkt ?? '', /ID\["EPSG",3857\]\]$/);
           assert.equal(info.metadata.IMAGE_STRUCTURE?.LAYOUT, 'COG');
           const [originX, resX, rotX, originY, rotY, resY] = info.geoTransform;
@@ -131,7 +134,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
 
         test('stores imagery as JPEG with an internal mask, heights as Float32 with nodata', async () => {
           const a = asset();
-          const info = await gdalinfo(cogPath(a));
+          const info = await gdalinfo(assetPath(services, a));
           if (a.kind === 'rgb') {
             assert.equal(info.bands.length, 3);
             assert.ok(info.bands.every((b) => b.type === 'Byte'));
@@ -155,7 +158,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
           const a = asset();
           const ref = join(dir.path, `${c.name}-${type}-ref.tif`);
           await gdalwarpReference(join(REALDATA, c.assets[type] as string), a, ref);
-          const ours = await readRaster(cogPath(a));
+          const ours = await readRaster(assetPath(services, a));
           const theirs = await readRaster(ref, a.kind === 'rgb' ? [1, 2, 3] : [1]);
           comparePixels(ours, theirs, a.kind);
         });
@@ -166,7 +169,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
       const survey = surveys.get(c.name) as Survey;
       const areas: number[] = [];
       for (const a of Object.values(survey.assets) as Asset[]) {
-        const raster = await readRaster(cogPath(a), [1]);
+        const raster = await readRaster(assetPath(services, a), [1]);
         const valid = raster.mask.reduce((n, v) => n + (v ? 1 : 0), 0);
         const [, lat] = survey.footprint[0]?.[0]?.[0] ?? [0, 0];
         const pixelGround = (resolutionAtZoom(a.maxZoom) * Math.cos((lat * Math.PI) / 180)) ** 2;

@@ -17,6 +17,7 @@ import {
   gdalwarpAoi,
   ingestRealSurvey,
   saveBody,
+  storageIn,
   type TempDir,
 } from './helpers.js';
 
@@ -25,7 +26,7 @@ const CENTRE: Aoi = { lon: -89.5417, lat: 44.11881, radius: 45 };
 describe('DetailDsm downloads over the Wisconsin survey', { skip: SKIP_REALDATA }, () => {
   let dir: TempDir;
   let survey: Survey;
-  const engine = new RasterEngine();
+  const engine = new RasterEngine({ storage: storageIn(() => dir) });
   const dsm = () => survey.assets.DetailDsm as Asset;
 
   before(async () => {
@@ -40,7 +41,7 @@ describe('DetailDsm downloads over the Wisconsin survey', { skip: SKIP_REALDATA 
   /** gdalwarp's heights for the grid, read back (mask from nodata). */
   async function referenceHeights(aoi: Aoi, size: number): Promise<Raster> {
     const path = `${dir.path}/ref-${aoi.lon}-${aoi.radius}-${size}.tif`;
-    await gdalwarpAoi(cogPath(dsm()), 'elevation', aoi, size, path);
+    await gdalwarpAoi(cogPath(dsm(), dir), 'elevation', aoi, size, path);
     return readRaster(path, [1]);
   }
 

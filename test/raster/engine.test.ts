@@ -10,7 +10,7 @@ import type { Asset, Survey } from '../../src/catalogue/survey.js';
 import { isNadirError } from '../../src/errors.js';
 import { IMAGE_FORMATS, RASTER_FORMATS, RasterEngine, scratchFoldersInUse } from '../../src/raster/index.js';
 import { SKIP_REALDATA, tempDir } from '../support/fixtures.js';
-import { ingestRealSurvey, type TempDir } from './helpers.js';
+import { ingestRealSurvey, storageIn, type TempDir } from './helpers.js';
 
 const AOI = { lon: -89.5417, lat: 44.11881, radius: 45 };
 
@@ -32,8 +32,11 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
   test('beyond its budget it answers OVERLOADED with Retry-After, and recovers', async () => {
     const size = 400;
     // Room for exactly one 400 x 400 imagery render, and no waiting.
-    const probe = new RasterEngine();
-    const engine = new RasterEngine({ admission: { budget: probe.cost('rgb', 'png', size), maxWaitMs: 0 } });
+    const probe = new RasterEngine({ storage: storageIn(() => dir) });
+    const engine = new RasterEngine({
+      storage: storageIn(() => dir),
+      admission: { budget: probe.cost('rgb', 'png', size), maxWaitMs: 0 },
+    });
     const requests = Array.from({ length: 4 }, () =>
       engine.renderAoi({ asset: ortho(), aoi: AOI, size, format: 'png' }),
     );
@@ -60,9 +63,12 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
 
   test('a burst within the queue all succeeds, never over budget, with the same bytes as one by one', async () => {
     const size = 300;
-    const probe = new RasterEngine();
+    const probe = new RasterEngine({ storage: storageIn(() => dir) });
     const budget = 2 * probe.cost('elevation', 'png', size);
-    const engine = new RasterEngine({ admission: { budget, maxWaitMs: 60_000, maxQueuedCost: 100 * budget } });
+    const engine = new RasterEngine({
+      storage: storageIn(() => dir),
+      admission: { budget, maxWaitMs: 60_000, maxQueuedCost: 100 * budget },
+    });
     const jobs = [ortho(), dsm()].flatMap((asset) => IMAGE_FORMATS.map((format) => ({ asset, format })));
     const alone: Buffer[] = [];
     for (const job of jobs) alone.push((await engine.renderAoi({ ...job, aoi: AOI, size })).body);
@@ -80,7 +86,7 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
   });
 
   test('aborting a queued request frees its place', async () => {
-    const engine = new RasterEngine({ admission: { budget: 1, maxWaitMs: 60_000 } });
+    const engine = new RasterEngine({ storage: storageIn(() => dir), admission: { budget: 1, maxWaitMs: 60_000 } });
     const running = engine.renderAoi({ asset: dsm(), aoi: AOI, size: 800, format: 'png' });
     const abort = new AbortController();
     const queued = engine.renderAoi({ asset: dsm(), aoi: AOI, size: 800, format: 'png', signal: abort.signal });
@@ -91,7 +97,7 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
   });
 
   test('leaves nothing in /vsimem after a thousand requests, failed ones included', async () => {
-    const engine = new RasterEngine();
+    const engine = new RasterEngine({ storage: storageIn(() => dir) });
     const vsimemBefore = await gdal.fs.readDirAsync('/vsimem').catch(() => []);
     let failures = 0;
     for (let i = 0; i < 1000; i++) {
@@ -118,7 +124,7 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
   });
 
   test('keeps the event loop free while GDAL renders (2000 px DSM picture and imagery)', async (t) => {
-    const engine = new RasterEngine();
+    const engine = new RasterEngine({ storage: storageIn(() => dir) });
     // Warm up once: the first large frees of a process cost more (glibc's mmap threshold adapts).
     await engine.renderAoi({ asset: dsm(), aoi: AOI, size: 2000, format: 'png' });
     const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -144,7 +150,7 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
   });
 
   test('checks its input', async () => {
-    const engine = new RasterEngine();
+    const engine = new RasterEngine({ storage: storageIn(() => dir) });
     for (const size of [0, 5001, 2.5]) {
       await assert.rejects(engine.renderAoi({ asset: ortho(), aoi: AOI, size, format: 'tif' }), (error: unknown) => {
         assert.ok(isNadirError(error) && error.code === 'INVALID_PARAMETER' && error.details.parameter === 'size');

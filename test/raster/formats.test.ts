@@ -13,6 +13,7 @@ import {
   WORLD_FILE_IMAGE,
   workingBytesPerPixel,
 } from '../../src/raster/index.js';
+import { LocalStorage } from '../../src/storage/local-storage.js';
 
 describe('formats', () => {
   it('are the spec values, case-sensitive', () => {
@@ -61,7 +62,7 @@ describe('world files', () => {
   });
 
   it('come straight from the engine without admission', async () => {
-    const engine = new RasterEngine({ admission: { budget: 1, maxWaitMs: 0 } });
+    const engine = new RasterEngine({ storage: new LocalStorage('/nowhere'), admission: { budget: 1, maxWaitMs: 0 } });
     const file = await engine.renderAoi({
       asset: { uri: 'file:///nowhere.tif', kind: 'rgb' },
       aoi,
@@ -108,7 +109,7 @@ describe('DSM colour ramp', () => {
 
 describe('admission cost', () => {
   it('charges each pipeline its working memory per output pixel', () => {
-    const engine = new RasterEngine();
+    const engine = new RasterEngine({ storage: new LocalStorage('/nowhere') });
     assert.equal(engine.cost('rgb', 'tif', 1000), 1e6 * workingBytesPerPixel('rgb', 'tif'));
     assert.ok(workingBytesPerPixel('elevation', 'png') > workingBytesPerPixel('elevation', 'tif'));
     // The default budget must fit the largest single request, and not much more than a few of them.

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Asset, Survey } from '../../src/catalogue/survey.js';
 import type { Aoi } from '../../src/geo/aoi.js';
+import { LocalStorage } from '../../src/storage/local-storage.js';
 import { REALDATA, run, servicesFor, type tempDir, writeManifest } from '../support/fixtures.js';
 import type { Raster } from '../support/pixels.js';
 
@@ -16,7 +16,7 @@ export async function ingestRealSurvey(
   captureDate: string,
   assets: Record<string, string>,
 ): Promise<Survey> {
-  const services = servicesFor(join(dir, 'data'));
+  const services = await servicesFor(join(dir, 'data'));
   try {
     const paths = Object.fromEntries(Object.entries(assets).map(([type, path]) => [type, join(REALDATA, path)]));
     return await services.ingestor.ingestManifestFile(await writeManifest(dir, name, { captureDate, assets: paths }));
@@ -25,8 +25,14 @@ export async function ingestRealSurvey(
   }
 }
 
-export function cogPath(asset: Asset): string {
-  return fileURLToPath(asset.uri);
+/** The survey storage of a test's data folder (`<dir>/data`), where ingestRealSurvey puts the COGs. */
+export function storageIn(dir: () => TempDir): Pick<LocalStorage, 'gdalPath'> {
+  return { gdalPath: (location) => new LocalStorage(join(dir().path, 'data')).gdalPath(location) };
+}
+
+/** The local path of an asset's COG ingested under `dir`. */
+export function cogPath(asset: Asset, dir: TempDir): string {
+  return new LocalStorage(join(dir.path, 'data')).pathOf(asset.uri);
 }
 
 /**

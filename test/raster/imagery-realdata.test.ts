@@ -18,6 +18,7 @@ import {
   gdalwarpAoi,
   ingestRealSurvey,
   saveBody,
+  storageIn,
   type TempDir,
 } from './helpers.js';
 
@@ -56,7 +57,7 @@ const CASES: Case[] = [
 
 describe('imagery downloads over real surveys', { skip: SKIP_REALDATA }, () => {
   let dir: TempDir;
-  const engine = new RasterEngine();
+  const engine = new RasterEngine({ storage: storageIn(() => dir) });
   const surveys = new Map<string, Survey>();
 
   before(async () => {
@@ -74,7 +75,7 @@ describe('imagery downloads over real surveys', { skip: SKIP_REALDATA }, () => {
         let referencePath: string;
         before(async () => {
           referencePath = `${dir.path}/${c.type}-${size}-${c.survey[0]}-ref.tif`;
-          await gdalwarpAoi(cogPath(asset()), 'rgb', c.aoi, size, referencePath);
+          await gdalwarpAoi(cogPath(asset(), dir), 'rgb', c.aoi, size, referencePath);
         });
 
         test('tif: EPSG:3857 on the AOI grid, tiled DEFLATE RGB + alpha, pixels as gdalwarp', async () => {
@@ -125,7 +126,7 @@ describe('imagery downloads over real surveys', { skip: SKIP_REALDATA }, () => {
             // Shrunk several times: read from an overview, as gdalwarp chooses. Forcing the
             // full-resolution level gives different values, so the match above is not by chance.
             const fullResolution = `${referencePath}.ovr-none.tif`;
-            await gdalwarpAoi(cogPath(asset()), 'rgb', c.aoi, size, fullResolution, ['-ovr', 'NONE']);
+            await gdalwarpAoi(cogPath(asset(), dir), 'rgb', c.aoi, size, fullResolution, ['-ovr', 'NONE']);
             const other = difference(ours, await readRaster(fullResolution, [1, 2, 3]), 3);
             assert.ok(other.maxError > 0, 'full resolution would differ');
           }

@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type { Asset } from '../../src/catalogue/survey.js';
 import type { Clock } from '../../src/clock.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
@@ -25,8 +26,14 @@ export async function tempDir(prefix: string): Promise<{ path: string; remove: (
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
-export function servicesFor(dataDir: string, now: Clock = testClock().now): Services {
+export function servicesFor(dataDir: string, now: Clock = testClock().now): Promise<Services> {
   return createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), now);
+}
+
+/** What GDAL opens for an asset of `services`' storage (a local path for the data folder). */
+export function assetPath(services: Pick<Services, 'storage'>, asset: Pick<Asset, 'uri'> | undefined): string {
+  if (!asset) throw new Error('no such asset');
+  return services.storage.gdalPath(asset.uri);
 }
 
 export async function writeManifest(dir: string, name: string, manifest: unknown): Promise<string> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { LocalStorage } from '../../src/storage/local-storage.js';
 import { CogFiles } from '../../src/tiles/cog-files.js';
 import { WorkGate } from '../../src/tiles/work-gate.js';
 import { REALDATA, SKIP_REALDATA } from '../support/fixtures.js';
@@ -11,7 +12,7 @@ const OTHER = pathToFileURL(join(REALDATA, 'rio-tiler', 'pix4d_alpha_nodata.tif'
 
 describe('CogFiles', { skip: SKIP_REALDATA }, () => {
   it('reads a tile of a real COG, with the JPEG tables merged into a JPEG of its own', async () => {
-    const files = new CogFiles(4);
+    const files = new CogFiles(new LocalStorage(REALDATA), 4);
     const tile = await files.with(COG, (cog) => (cog.levels[0] as (typeof cog.levels)[0]).image.getTile(0, 0));
     assert.ok(tile);
     const bytes = Buffer.from(tile.bytes);
@@ -21,7 +22,7 @@ describe('CogFiles', { skip: SKIP_REALDATA }, () => {
   });
 
   it('a file pushed out of the cache while a read runs stays open until that read is done', async () => {
-    const files = new CogFiles(1);
+    const files = new CogFiles(new LocalStorage(REALDATA), 1);
     let release = () => {};
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -39,11 +40,15 @@ describe('CogFiles', { skip: SKIP_REALDATA }, () => {
     files.close();
   });
 
-  it('a file that cannot be opened is an error, and is not cached as one', async () => {
-    const files = new CogFiles(4);
+  it('a file that cannot be opened is STORAGE_UNAVAILABLE, and is not cached as one', async () => {
+    const files = new CogFiles(new LocalStorage(REALDATA), 4);
     await assert.rejects(
       files.with('file:///nonexistent/x.tif', async () => 1),
-      /ENOENT/,
+      (error: Error) => {
+        assert.equal((error as { code?: string }).code, 'STORAGE_UNAVAILABLE', 'a 503, not a 500');
+        assert.match(String((error.cause as Error).message), /ENOENT/);
+        return true;
+      },
     );
     assert.equal(files.openCount, 0);
     files.close();

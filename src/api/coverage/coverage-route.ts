@@ -1,10 +1,11 @@
 import type { Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { ApiKeyLookup } from '../../accounts/index.js';
-import type { Services } from '../../composition.js';
+import type { FastifyInstance } from 'fastify';
+import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
+import type { Clock } from '../../clock.js';
 import { aoiLonLatBounds } from '../../geo/aoi.js';
 import { utcDate } from '../../geo/dates.js';
-import { authenticate, requireRasterSubscription } from '../auth.js';
+import type { TokenCodec } from '../../tokens/index.js';
+import { type ApiKeyVerifier, authenticate, callerOf, requireRasterSubscription } from '../auth.js';
 import { timedStep } from '../request-lifecycle.js';
 import { parseCoverageQuery } from './coverage-request.js';
 import { type CoverageQuerySchema, coverageRouteSchema } from './coverage-schema.js';
@@ -12,8 +13,12 @@ import { surveyJson } from './survey-json.js';
 
 export const COVERAGE_PATH = '/staticmap/v2/coverage.json';
 
-/** Who is calling; set by the route's authentication hook, read by its handler. */
-const callers = new WeakMap<FastifyRequest, ApiKeyLookup>();
+export interface CoverageRouteParts {
+  keys: ApiKeyVerifier;
+  catalogue: Pick<SurveyCatalogue, 'search'>;
+  tokens: Pick<TokenCodec, 'issue'>;
+  clock: Clock;
+}
 
 /**
  * GET /staticmap/v2/coverage.json (spec endpoint 1 + decisions.md "Coverage").
@@ -21,23 +26,23 @@ const callers = new WeakMap<FastifyRequest, ApiKeyLookup>();
  * subscription (403), then the parameters (400): an unauthenticated caller learns nothing
  * about what a well-formed request looks like.
  */
-export function registerCoverageRoute(app: FastifyInstance, services: Services, now: () => Date): void {
+export function registerCoverageRoute(
+  app: FastifyInstance,
+  { keys, catalogue, tokens, clock }: CoverageRouteParts,
+): void {
   app.get(
     COVERAGE_PATH,
     {
       schema: coverageRouteSchema,
       preValidation: async (request) => {
-        const caller = await timedStep(request, 'auth', () => authenticate(services.accounts, request));
-        requireRasterSubscription(caller);
-        callers.set(request, caller);
+        requireRasterSubscription(await timedStep(request, 'auth', () => authenticate(keys, request)));
       },
     },
     async (request, reply) => {
-      const caller = callers.get(request);
-      if (!caller) throw new Error('coverage handler reached without an authenticated caller');
-      const query = parseCoverageQuery(request.query as Static<typeof CoverageQuerySchema>, () => utcDate(now()));
+      const caller = callerOf(request);
+      const query = parseCoverageQuery(request.query as Static<typeof CoverageQuerySchema>, () => utcDate(clock()));
       const page = await timedStep(request, 'catalogue', () =>
-        services.catalogue.search({
+        catalogue.search({
           area: aoiLonLatBounds(query.aoi),
           overlap: query.overlap,
           since: query.since,
@@ -51,7 +56,7 @@ export function registerCoverageRoute(app: FastifyInstance, services: Services, 
         }),
       );
       // Issued even when nothing matches (decisions.md): it costs nothing until an image is fetched.
-      const { token } = services.tokens.issue({ accountId: caller.account.id, keyId: caller.keyId, aoi: query.aoi });
+      const { token } = tokens.issue({ accountId: caller.account.id, keyId: caller.keyId, aoi: query.aoi });
       // The body holds a credential: no shared cache may keep it.
       reply.header('cache-control', 'no-store');
       return {

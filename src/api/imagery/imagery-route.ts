@@ -1,12 +1,19 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import { RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
-import type { Services } from '../../composition.js';
+import type { Clock } from '../../clock.js';
 import { invalidParameter, NadirError } from '../../errors.js';
 import { parseSize } from '../../geo/aoi-grid.js';
-import { isRasterFormat, RASTER_FORMATS, type RasterFormat } from '../../raster/index.js';
-import { billImageRetrieval, checkAllowance, verifyImageryRequest } from '../../tokens/index.js';
-import { parsePoint } from '../coverage/coverage-request.js';
+import { isRasterFormat, RASTER_FORMATS, type RasterEngine, type RasterFormat } from '../../raster/index.js';
+import {
+  billImageRetrieval,
+  checkAllowance,
+  type ImageryAccounts,
+  type TokenCodec,
+  verifyImageryRequest,
+} from '../../tokens/index.js';
+import { parsePoint } from '../query-params.js';
 import { addServerTiming, timedStep } from '../request-lifecycle.js';
 import { type ImageryParamsSchema, type ImageryQuerySchema, imageryRouteSchema } from './imagery-schema.js';
 
@@ -35,7 +42,16 @@ export function parseImageryFile(file: string): { type: RasterType; format: Rast
  * type (404), the allowance (403), then the render; only a rendered image is billed, once per
  * token (the ledger makes concurrent first retrievals count once).
  */
-export function registerImageryRoute(app: FastifyInstance, services: Services, now: () => Date): void {
+export interface ImageryRouteParts {
+  tokens: Pick<TokenCodec, 'decode'>;
+  accounts: ImageryAccounts;
+  catalogue: Pick<SurveyCatalogue, 'get'>;
+  raster: Pick<RasterEngine, 'renderAoi'>;
+  clock: Clock;
+}
+
+export function registerImageryRoute(app: FastifyInstance, parts: ImageryRouteParts): void {
+  const { tokens, accounts, catalogue, raster, clock } = parts;
   app.get(IMAGERY_PATH, { schema: imageryRouteSchema }, async (request, reply) => {
     const params = request.params as Static<typeof ImageryParamsSchema>;
     const query = request.query as Static<typeof ImageryQuerySchema>;
@@ -45,9 +61,9 @@ export function registerImageryRoute(app: FastifyInstance, services: Services, n
     const aoi = { ...point, radius: query.radius };
 
     const access = await timedStep(request, 'token', () =>
-      verifyImageryRequest(services.tokens, services.accounts, { token: query.transactionToken, ...aoi }, now()),
+      verifyImageryRequest(tokens, accounts, { token: query.transactionToken, ...aoi }, clock()),
     );
-    const survey = await timedStep(request, 'catalogue', () => services.catalogue.get(params.surveyId));
+    const survey = await timedStep(request, 'catalogue', () => catalogue.get(params.surveyId));
     if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `No survey with id "${params.surveyId.slice(0, 64)}"`);
     const asset = survey.assets[type];
     if (!asset) {
@@ -57,17 +73,17 @@ export function registerImageryRoute(app: FastifyInstance, services: Services, n
         `Survey ${survey.id} has no ${type} (it has: ${has.join(', ') || 'none'})`,
       );
     }
-    await checkAllowance(services.accounts, access, now());
+    await checkAllowance(accounts, access, clock());
 
     // A client that goes away while its request waits for admission gives up its place.
     const abandoned = new AbortController();
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abandoned.abort();
     });
-    const result = await services.raster.renderAoi({ asset, aoi, size, format, signal: abandoned.signal });
+    const result = await raster.renderAoi({ asset, aoi, size, format, signal: abandoned.signal });
     addServerTiming(request, 'queue', result.timings.queueMs);
     addServerTiming(request, 'render', result.timings.renderMs);
-    await timedStep(request, 'billing', () => billImageRetrieval(services.accounts, access, now()));
+    await timedStep(request, 'billing', () => billImageRetrieval(accounts, access, clock()));
 
     reply
       .header('content-type', result.contentType)

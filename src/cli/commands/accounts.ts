@@ -234,7 +234,7 @@ export const accountsCommand: Command = {
       const where = subcommand.needsAccount ? ' after the account' : '';
       throw new UsageError(`${name} takes ${subcommand.arity} argument(s)${where}, got ${rest.length}`);
     }
-    const accounts = ctx.services().accounts;
+    const { accounts } = await ctx.services();
     await subcommand.run({
       ctx,
       accounts,

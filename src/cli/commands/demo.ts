@@ -46,7 +46,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
     const seed = values.seed === undefined ? DEFAULT_SEED : Number(values.seed);
     if (!Number.isInteger(seed) || seed < 0)
       throw new Error(`--seed must be a non-negative integer, got ${values.seed}`);
-    const services = ctx.services();
+    const services = await ctx.services();
     const started = Date.now();
     const outDir = join(ctx.config.dataDir, 'demo', `town-${seed}`);
     // A town made by an older generator revision is made again.

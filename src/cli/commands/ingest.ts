@@ -32,7 +32,7 @@ once all its files are written.`,
   async run(args: string[], ctx: CliContext) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
     if (positionals.length === 0) throw new UsageError('give at least one manifest file');
-    const { ingestor } = ctx.services();
+    const { ingestor } = await ctx.services();
     const results: Survey[] = [];
     for (const manifest of positionals) {
       const progress = createProgressReporter(ctx.stderr, `ingest ${manifest}`);

@@ -35,12 +35,11 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
     if (isClusterWorker()) {
       const rasterBudgetMb = Math.max(64, Math.floor(ctx.config.rasterBudgetMb / workers));
       const config = { ...ctx.config, workers, rasterBudgetMb };
-      services = {
-        ...createServices(config, systemClock),
-        rateLimiter: new LeasedRateLimiter(leaseFromPrimary(), workers),
-      };
+      // With Redis every worker counts there; without, the primary holds the counts (rate-lease.ts).
+      const rateLimiter = config.redisUrl ? undefined : new LeasedRateLimiter(leaseFromPrimary(), workers);
+      services = await createServices(config, systemClock, { rateLimiter });
     } else {
-      services = ctx.services();
+      services = await ctx.services();
     }
     try {
       const app = await buildServer(services);

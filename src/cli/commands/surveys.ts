@@ -13,7 +13,7 @@ nadir surveys delete <id>`,
   async run(args: string[], ctx: CliContext) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
     const [action, id] = positionals;
-    const { catalogue } = ctx.services();
+    const { catalogue } = await ctx.services();
     if (action === 'list') {
       const { surveys, total } = await catalogue.search({ area: WORLD, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
       if (values.json) printJson(ctx, { total, surveys: surveys.map(surveySummary) });
@@ -35,15 +35,9 @@ nadir surveys delete <id>`,
       printJson(ctx, values.json ? survey : surveySummary(survey));
       return 0;
     }
-    const { files } = ctx.services();
-    const unlock = await files.lock(id);
-    try {
-      if (!(await catalogue.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
-      await files.removeUnreferencedVersions(id, await catalogue.referencedUris());
-    } finally {
-      await unlock();
-    }
-    ctx.stdout.write(`deleted survey ${id}\n`);
+    const { ingestor } = await ctx.services();
+    if (!(await ingestor.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
+    ctx.stdout.write(`deleted survey ${id} (its files go after a grace period: nadir storage gc)\n`);
     return 0;
   },
 };

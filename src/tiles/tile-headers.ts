@@ -1,18 +1,15 @@
 /**
- * The HTTP meaning of a tile answer, shared by the fastify routes and the fast lane (tile-lane.ts)
- * so that both answer a request byte for byte alike: ETags, Cache-Control, rate-limit headers and
- * the errors a tile request ends in after it was admitted.
+ * The HTTP meaning of a tile answer (tile-responder.ts): ETags, Cache-Control, rate-limit headers
+ * and the errors a tile request ends in after it was admitted.
  */
 import { createHash } from 'node:crypto';
-import { matchesTags } from '../../catalogue/catalogue.js';
-import type { TileType } from '../../catalogue/survey.js';
-import { NadirError } from '../../errors.js';
-import type { TileCoord } from '../../geo/web-mercator.js';
-import type { RateDecision } from '../../limits/rate-limiter.js';
-import { ENCODING_VERSION } from '../../tiles/encode.js';
-import type { MemoPlan } from '../../tiles/plan-memo.js';
-import type { TileFilter } from '../../tiles/tile-candidates.js';
-import type { TileFormat } from '../../tiles/tile-renderer.js';
+import type { TileType } from '../catalogue/survey.js';
+import { NadirError } from '../errors.js';
+import type { TileCoord } from '../geo/web-mercator.js';
+import type { RateDecision } from '../limits/rate-limiter.js';
+import { ENCODING_VERSION } from './encode.js';
+import type { MemoPlan } from './plan-memo.js';
+import type { TileFormat } from './tile-renderer.js';
 
 /** decisions.md: survey tiles change only on re-ingest; location tiles change with every new survey. */
 export const SURVEY_MAX_AGE = 86_400;
@@ -44,7 +41,7 @@ export function cacheControlOf(keyInUrl: boolean, maxAge: number): string {
   return `${keyInUrl ? 'public' : 'private'}, max-age=${maxAge}`;
 }
 
-/** The rate-limit headers as name, value, ... (what the lanes' header lists take). */
+/** The rate-limit headers as name, value, ... (what writeHead takes with the least work). */
 export function rateLimitPairs(decision: RateDecision): string[] {
   return [
     'x-ratelimit-limit',
@@ -54,13 +51,6 @@ export function rateLimitPairs(decision: RateDecision): string[] {
     'x-ratelimit-reset',
     String(decision.resetAt),
   ];
-}
-
-export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
-  const pairs = rateLimitPairs(decision);
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < pairs.length; i += 2) headers[pairs[i] as string] = pairs[i + 1] as string;
-  return headers;
 }
 
 export function rateLimited(decision: RateDecision, intervalSeconds: number): NadirError {
@@ -73,11 +63,4 @@ export function rateLimited(decision: RateDecision, intervalSeconds: number): Na
 
 export function noImagery(tile: TileCoord): NadirError {
   return new NadirError('NO_IMAGERY', `No imagery for tile ${tile.z}/${tile.x}/${tile.y} with these filters`);
-}
-
-/** The date and tag filters, applied to the one survey of the survey endpoint. */
-export function surveyMatches(survey: { captureDate: string; tags: string[] }, filter: TileFilter): boolean {
-  if (filter.since !== undefined && survey.captureDate < filter.since) return false;
-  if (filter.until !== undefined && survey.captureDate > filter.until) return false;
-  return matchesTags(survey.tags, filter.tags);
 }

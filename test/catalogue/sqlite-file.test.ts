@@ -5,117 +5,10 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import { openSqlite } from '../../src/db/sqlite.js';
-import { box, everything, lFootprint, memoryCatalogue, rectFootprint, survey } from './helpers.js';
+import { testClock } from '../support/clock.js';
+import { box, everything, lFootprint, rectFootprint, survey } from './helpers.js';
 
 const ids = (page: { surveys: { id: string }[] }) => page.surveys.map((s) => s.id);
-
-describe('SqliteSurveyCatalogue storage', () => {
-  it('put then get returns the same survey, deeply', async () => {
-    const catalogue = memoryCatalogue();
-    const s = survey('s1', {
-      tags: ['disaster:hurricane', 'priority'],
-      footprint: lFootprint(box(10, 44, 10.02, 44.02)),
-      types: ['Vert', 'North', 'DetailDsm'],
-    });
-    s.timezone = 'Europe/Rome';
-    await catalogue.put(s);
-    assert.deepEqual(await catalogue.get('s1'), s);
-    assert.equal(await catalogue.get('nope'), undefined);
-    assert.equal(await catalogue.count(), 1);
-    await catalogue.ping();
-    await catalogue.close();
-  });
-
-  it('put with the same id replaces: one row, new body, footprint index moved', async () => {
-    const catalogue = memoryCatalogue();
-    const oldArea = box(10, 44, 10.01, 44.01);
-    const newArea = box(20, 50, 20.01, 50.01);
-    await catalogue.put(survey('s1', { footprint: rectFootprint(oldArea), tags: ['a'] }));
-    await catalogue.put(survey('other', { footprint: rectFootprint(oldArea) }));
-    await catalogue.put(survey('s1', { footprint: rectFootprint(newArea), tags: ['b'], version: 2 }));
-    assert.equal(await catalogue.count(), 2);
-    assert.deepEqual((await catalogue.get('s1'))?.tags, ['b']);
-    assert.equal((await catalogue.get('s1'))?.version, 2);
-    const inOld = await catalogue.search({ ...everything, area: box(10.004, 44.004, 10.006, 44.006) });
-    assert.deepEqual(ids(inOld), ['other']);
-    const inNew = await catalogue.search({ ...everything, area: box(20.004, 50.004, 20.006, 50.006) });
-    assert.deepEqual(ids(inNew), ['s1']);
-    assert.equal((await catalogue.search(everything)).total, 2);
-  });
-
-  it('rejects a footprint with a non-finite coordinate (it could not be stored exactly)', async () => {
-    const catalogue = memoryCatalogue();
-    const footprint = rectFootprint(box(10, 44, 10.01, 44.01));
-    (footprint[0]?.[0]?.[2] as [number, number])[1] = Number.NaN;
-    await assert.rejects(catalogue.put(survey('s1', { footprint })), /finite/);
-    assert.equal(await catalogue.count(), 0);
-  });
-
-  it('rejects a survey with an empty footprint and leaves the catalogue unchanged', async () => {
-    const catalogue = memoryCatalogue();
-    await catalogue.put(survey('s1'));
-    await assert.rejects(catalogue.put(survey('s1', { footprint: [] })), /empty footprint/);
-    assert.deepEqual((await catalogue.get('s1'))?.footprint, survey('s1').footprint);
-    assert.equal(await catalogue.count(), 1);
-  });
-
-  it('delete removes the survey and its index entry, and reports whether it existed', async () => {
-    const catalogue = memoryCatalogue();
-    await catalogue.put(survey('s1'));
-    await catalogue.put(survey('s2'));
-    assert.equal(await catalogue.delete('s1'), true);
-    assert.equal(await catalogue.delete('s1'), false);
-    assert.equal(await catalogue.delete('never'), false);
-    assert.equal(await catalogue.get('s1'), undefined);
-    assert.equal(await catalogue.count(), 1);
-    assert.deepEqual(ids(await catalogue.search(everything)), ['s2']);
-    // Re-adding after a delete works.
-    await catalogue.put(survey('s1'));
-    assert.deepEqual(ids(await catalogue.search(everything)), ['s1', 's2']);
-  });
-
-  it('reserveVersion counts 1, 2, 3 per id and never repeats, even after delete', async () => {
-    const catalogue = memoryCatalogue();
-    assert.deepEqual(
-      [await catalogue.reserveVersion('a'), await catalogue.reserveVersion('a'), await catalogue.reserveVersion('a')],
-      [1, 2, 3],
-    );
-    assert.equal(await catalogue.reserveVersion('b'), 1);
-    await catalogue.put(survey('a', { version: 3 }));
-    assert.equal(await catalogue.delete('a'), true);
-    assert.equal(await catalogue.reserveVersion('a'), 4);
-  });
-
-  it('a put with a higher version moves the reservation counter past it', async () => {
-    const catalogue = memoryCatalogue();
-    await catalogue.put(survey('imported', { version: 7 }));
-    assert.equal(await catalogue.reserveVersion('imported'), 8);
-    // A lower version does not move it back.
-    await catalogue.put(survey('imported', { version: 2 }));
-    assert.equal(await catalogue.reserveVersion('imported'), 9);
-  });
-
-  it('referencedUris lists every asset of every survey, once', async () => {
-    const catalogue = memoryCatalogue();
-    assert.deepEqual(await catalogue.referencedUris(), new Set());
-    await catalogue.put(survey('s1', { types: ['Vert', 'DetailDsm'], version: 2 }));
-    await catalogue.put(survey('s2', { types: ['North'] }));
-    assert.deepEqual(
-      await catalogue.referencedUris(),
-      new Set([
-        'file:///data/surveys/s1/v2/Vert.tif',
-        'file:///data/surveys/s1/v2/DetailDsm.tif',
-        'file:///data/surveys/s2/v1/North.tif',
-      ]),
-    );
-    // Replacing s1 with version 3 drops the version 2 files from the set.
-    await catalogue.put(survey('s1', { types: ['Vert'], version: 3 }));
-    assert.deepEqual(
-      await catalogue.referencedUris(),
-      new Set(['file:///data/surveys/s1/v3/Vert.tif', 'file:///data/surveys/s2/v1/North.tif']),
-    );
-  });
-});
 
 describe('SqliteSurveyCatalogue in a file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nadir-catalogue-'));
@@ -123,18 +16,18 @@ describe('SqliteSurveyCatalogue in a file', () => {
 
   it('survives reopening: surveys, the index and version counters persist; migrations run once', async () => {
     const path = join(dir, 'sub', 'nadir.sqlite');
-    const first = new SqliteSurveyCatalogue(openSqlite(path));
+    const first = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
     await first.put(survey('s1', { footprint: rectFootprint(box(1, 1, 2, 2)) }));
     assert.equal(await first.reserveVersion('s1'), 2);
     await first.close();
 
     const db = openSqlite(path);
-    const second = new SqliteSurveyCatalogue(db);
+    const second = new SqliteSurveyCatalogue(db, testClock().now);
     assert.deepEqual(await second.get('s1'), survey('s1', { footprint: rectFootprint(box(1, 1, 2, 2)) }));
     assert.deepEqual(ids(await second.search({ ...everything, area: box(1.4, 1.4, 1.6, 1.6) })), ['s1']);
     assert.equal(await second.reserveVersion('s1'), 3);
     const migrations = db.prepare("SELECT version FROM schema_migrations WHERE module = 'catalogue'").all();
-    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    assert.deepEqual(migrations, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
     await second.close();
   });
 
@@ -175,7 +68,7 @@ describe('SqliteSurveyCatalogue in a file', () => {
     }
     db.close();
 
-    const catalogue = new SqliteSurveyCatalogue(openSqlite(path));
+    const catalogue = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
     assert.deepEqual(await catalogue.get('a'), old[0]);
     assert.deepEqual(await catalogue.get('b'), old[1]);
     // The L's notch is outside its footprint: the exact test reads the converted footprint.
@@ -203,8 +96,8 @@ describe('SqliteSurveyCatalogue in a file', () => {
 
   it('two catalogues on one file see each other and share version counters', async () => {
     const path = join(dir, 'shared.sqlite');
-    const a = new SqliteSurveyCatalogue(openSqlite(path));
-    const b = new SqliteSurveyCatalogue(openSqlite(path));
+    const a = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
+    const b = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
     assert.equal(await a.reserveVersion('x'), 1);
     assert.equal(await b.reserveVersion('x'), 2);
     assert.equal(await a.reserveVersion('x'), 3);
@@ -220,8 +113,8 @@ describe('SqliteSurveyCatalogue change marker', () => {
     const dir = mkdtempSync(join(tmpdir(), 'nadir-marker-'));
     try {
       const path = join(dir, 'nadir.sqlite');
-      const server = new SqliteSurveyCatalogue(openSqlite(path));
-      const ingest = new SqliteSurveyCatalogue(openSqlite(path));
+      const server = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
+      const ingest = new SqliteSurveyCatalogue(openSqlite(path), testClock().now);
       const other = openSqlite(path);
       other.exec('CREATE TABLE unrelated (n INTEGER)');
       const start = server.changeMarkerNow();

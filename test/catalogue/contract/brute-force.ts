@@ -9,13 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { SurveyListing, SurveySearch } from '../../src/catalogue/catalogue.js';
-import type { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
-import { CONTENT_TYPES, type ContentType, type Survey } from '../../src/catalogue/survey.js';
-import type { MultiPolygon } from '../../src/geo/polygon.js';
-import type { Bounds } from '../../src/geo/web-mercator.js';
-import { mulberry32 } from '../geo/helpers.js';
-import { box, lFootprint, memoryCatalogue, rectFootprint, survey } from './helpers.js';
+import type { SurveyCatalogue, SurveyListing, SurveySearch } from '../../../src/catalogue/catalogue.js';
+import { CONTENT_TYPES, type ContentType, type Survey } from '../../../src/catalogue/survey.js';
+import type { MultiPolygon } from '../../../src/geo/polygon.js';
+import type { Bounds } from '../../../src/geo/web-mercator.js';
+import { mulberry32 } from '../../geo/helpers.js';
+import { box, lFootprint, rectFootprint, survey } from '../helpers.js';
+import type { CatalogueSubject } from './subject.js';
 
 const STEP = 1 / 256;
 const rand = mulberry32(20240601);
@@ -148,77 +148,80 @@ function randomQuery(): SurveySearch {
   return q;
 }
 
-describe('search agrees with a brute-force scan on 2,000 surveys', () => {
-  const all: { s: Survey; shape: Shape }[] = [];
-  let catalogue: SqliteSurveyCatalogue;
+/** Search against a brute-force scan of random surveys and queries. */
+export function bruteForceCases(subject: CatalogueSubject): void {
+  describe('search agrees with a brute-force scan on 2,000 surveys', () => {
+    const all: { s: Survey; shape: Shape }[] = [];
+    let catalogue: SurveyCatalogue;
 
-  before(async () => {
-    catalogue = memoryCatalogue();
-    for (let i = 0; i < 2000; i++) {
-      const shape = randomShape();
-      const captureDate = pick(DATES);
-      const s = survey(`s${String(int(1e6)).padStart(6, '0')}-${i}`, {
-        captureDate,
-        lastPhotoTime: `${captureDate}T${String(10 + int(3)).padStart(2, '0')}:00:00Z`,
-        footprint: footprintOf(shape),
-        types: CONTENT_TYPES.filter(() => rand() < 0.5) as ContentType[],
-        tags: TAGS.filter(() => rand() < 0.2),
-      });
-      all.push({ s, shape });
-      await catalogue.put(s);
-    }
-  });
+    before(async () => {
+      catalogue = await subject.lasting();
+      for (let i = 0; i < 2000; i++) {
+        const shape = randomShape();
+        const captureDate = pick(DATES);
+        const s = survey(`s${String(int(1e6)).padStart(6, '0')}-${i}`, {
+          captureDate,
+          lastPhotoTime: `${captureDate}T${String(10 + int(3)).padStart(2, '0')}:00:00Z`,
+          footprint: footprintOf(shape),
+          types: CONTENT_TYPES.filter(() => rand() < 0.5) as ContentType[],
+          tags: TAGS.filter(() => rand() < 0.2),
+        });
+        all.push({ s, shape });
+        await catalogue.put(s);
+      }
+    });
 
-  it('has them all', async () => {
-    assert.equal(await catalogue.count(), 2000);
-  });
+    it('has them all', async () => {
+      assert.equal(await catalogue.count(), 2000);
+    });
 
-  it('the brute force is not trivially empty or full', () => {
-    const sample = Array.from({ length: 200 }, randomQuery).map((q) => bruteSearch(all, q).length);
-    assert.ok(sample.filter((n) => n > 0).length > 50, 'many queries match something');
-    assert.ok(sample.filter((n) => n === 0).length > 10, 'some match nothing');
-  });
+    it('the brute force is not trivially empty or full', () => {
+      const sample = Array.from({ length: 200 }, randomQuery).map((q) => bruteSearch(all, q).length);
+      assert.ok(sample.filter((n) => n > 0).length > 50, 'many queries match something');
+      assert.ok(sample.filter((n) => n === 0).length > 10, 'some match nothing');
+    });
 
-  it('returns exactly the brute-force ids, in order, for 600 random queries', async () => {
-    let touched = 0;
-    for (let i = 0; i < 600; i++) {
-      const q = randomQuery();
-      const expected = bruteSearch(all, q);
-      const page = await catalogue.search(q);
-      assert.deepEqual(
-        page.surveys.map((s) => s.id),
-        expected,
-        `query ${i}: ${JSON.stringify(q)}`,
-      );
-      assert.equal(page.total, expected.length);
-      // Listings: the same surveys in the same order, each what its document projects to.
-      const listed = await catalogue.search({ ...q, view: 'listing' });
-      assert.deepEqual(listed.surveys, page.surveys.map(listingOf));
-      assert.equal(listed.total, expected.length);
-      if (expected.length) touched++;
-    }
-    assert.ok(touched > 150, `${touched} queries found something`);
-  });
+    it('returns exactly the brute-force ids, in order, for 600 random queries', async () => {
+      let touched = 0;
+      for (let i = 0; i < 600; i++) {
+        const q = randomQuery();
+        const expected = bruteSearch(all, q);
+        const page = await catalogue.search(q);
+        assert.deepEqual(
+          page.surveys.map((s) => s.id),
+          expected,
+          `query ${i}: ${JSON.stringify(q)}`,
+        );
+        assert.equal(page.total, expected.length);
+        // Listings: the same surveys in the same order, each what its document projects to.
+        const listed = await catalogue.search({ ...q, view: 'listing' });
+        assert.deepEqual(listed.surveys, page.surveys.map(listingOf));
+        assert.equal(listed.total, expected.length);
+        if (expected.length) touched++;
+      }
+      assert.ok(touched > 150, `${touched} queries found something`);
+    });
 
-  it('random pages are slices of the brute-force order', async () => {
-    for (let i = 0; i < 100; i++) {
-      const q = { ...randomQuery(), area: deg(int(400), int(400), 40 + int(80), 40 + int(80)) };
-      const expected = bruteSearch(all, q);
-      const limit = 1 + int(20);
-      const offset = int(expected.length + 5);
-      const order = rand() < 0.5 ? 'newest' : 'oldest';
-      const page = await catalogue.search({ ...q, limit, offset, order });
-      const ordered = order === 'newest' ? expected : [...expected].reverse();
-      assert.deepEqual(
-        page.surveys.map((s) => s.id),
-        ordered.slice(offset, offset + limit),
-      );
-      const listed = await catalogue.search({ ...q, limit, offset, order, view: 'listing' });
-      assert.deepEqual(
-        listed.surveys.map((s) => s.id),
-        ordered.slice(offset, offset + limit),
-      );
-      assert.equal(page.total, expected.length);
-    }
+    it('random pages are slices of the brute-force order', async () => {
+      for (let i = 0; i < 100; i++) {
+        const q = { ...randomQuery(), area: deg(int(400), int(400), 40 + int(80), 40 + int(80)) };
+        const expected = bruteSearch(all, q);
+        const limit = 1 + int(20);
+        const offset = int(expected.length + 5);
+        const order = rand() < 0.5 ? 'newest' : 'oldest';
+        const page = await catalogue.search({ ...q, limit, offset, order });
+        const ordered = order === 'newest' ? expected : [...expected].reverse();
+        assert.deepEqual(
+          page.surveys.map((s) => s.id),
+          ordered.slice(offset, offset + limit),
+        );
+        const listed = await catalogue.search({ ...q, limit, offset, order, view: 'listing' });
+        assert.deepEqual(
+          listed.surveys.map((s) => s.id),
+          ordered.slice(offset, offset + limit),
+        );
+        assert.equal(page.total, expected.length);
+      }
+    });
   });
-});
+}

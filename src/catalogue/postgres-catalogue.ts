@@ -1,0 +1,254 @@
+import type { Clock } from '../clock.js';
+import type { Migrations } from '../db/migrations.js';
+import type { PostgresSql, PostgresTransaction } from '../db/postgres.js';
+import type { ChangeCount } from '../db/postgres-changes.js';
+import { multiPolygonBounds } from '../geo/polygon.js';
+import type {
+  Reservation,
+  RetiredFile,
+  SurveyCatalogue,
+  SurveyPage,
+  SurveySearch,
+  SurveyView,
+  TagFilter,
+} from './catalogue.js';
+import { packFootprint } from './packed-footprint.js';
+import { CONTENT_TYPES, type Survey } from './survey.js';
+import {
+  assetLocations,
+  type DocumentRow,
+  documentJson,
+  type ListingRow,
+  listingJson,
+  toListing,
+  toSurvey,
+  typeMask,
+} from './survey-rows.js';
+
+/**
+ * The catalogue on PostgreSQL/PostGIS, for several servers sharing one database. Footprints are
+ * PostGIS geometry under a GiST index, so a search is one statement: the index finds footprints
+ * whose box meets the area, the exact test and every filter run in the same query, ordered and
+ * paged there with the total. The survey itself is the same JSON document as in SQLite
+ * (survey-rows.ts), its footprint also packed, so it comes back exactly as it was put.
+ * Text columns that order or compare are `COLLATE "C"`: the same code-unit order as JavaScript
+ * and SQLite, whatever locale the database was created with.
+ */
+export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
+  module: 'catalogue',
+  steps: [
+    `CREATE EXTENSION IF NOT EXISTS postgis;
+     CREATE TABLE surveys (
+       id text COLLATE "C" PRIMARY KEY,
+       capture_date text COLLATE "C" NOT NULL,
+       last_photo_time text COLLATE "C" NOT NULL,
+       version integer NOT NULL,
+       type_mask integer NOT NULL,
+       tags text[] NOT NULL,
+       footprint geometry(MultiPolygon, 4326) NOT NULL,
+       outline bytea NOT NULL,
+       listing text NOT NULL,
+       body text NOT NULL
+     );
+     CREATE INDEX surveys_footprint ON surveys USING gist (footprint);
+     CREATE TABLE survey_versions (id text COLLATE "C" PRIMARY KEY, last_version integer NOT NULL);`,
+    // Every server caches answers until the catalogue changes: a count of changes, announced.
+    `CREATE TABLE catalogue_changes (id integer PRIMARY KEY CHECK (id = 1), changes bigint NOT NULL);
+     INSERT INTO catalogue_changes (id, changes) VALUES (1, 0);
+     CREATE FUNCTION nadir_catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       UPDATE catalogue_changes SET changes = changes + 1;
+       PERFORM pg_notify('nadir_catalogue', '');
+       RETURN NULL;
+     END $$;
+     CREATE TRIGGER surveys_changed AFTER INSERT OR UPDATE OR DELETE ON surveys
+       FOR EACH STATEMENT EXECUTE FUNCTION nadir_catalogue_changed();`,
+    // Survey files in object storage are removed after a grace period, not at once: when a
+    // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
+    `ALTER TABLE survey_versions ADD COLUMN reserved_at text;
+     CREATE TABLE retired_files (location text COLLATE "C" PRIMARY KEY, retired_at text NOT NULL);`,
+  ],
+};
+
+interface CandidateRow extends DocumentRow, ListingRow {
+  total: string;
+}
+
+export class PostgresSurveyCatalogue implements SurveyCatalogue {
+  readonly #sql: PostgresSql;
+  readonly #changes: ChangeCount;
+  readonly #now: Clock;
+
+  /**
+   * The migrations must have run (composition.ts); `changes` follows `catalogue_changes`; `now`
+   * is when versions are reserved and files retired.
+   */
+  constructor(sql: PostgresSql, changes: ChangeCount, now: Clock) {
+    this.#sql = sql;
+    this.#changes = changes;
+    this.#now = now;
+  }
+
+  async put(survey: Survey): Promise<void> {
+    const bounds = multiPolygonBounds(survey.footprint);
+    if (!Number.isFinite(bounds.minX)) throw new Error(`survey ${survey.id} has an empty footprint`);
+    const geometry = JSON.stringify({ type: 'MultiPolygon', coordinates: survey.footprint });
+    const types = CONTENT_TYPES.filter((type) => survey.assets[type]);
+    const row = {
+      id: survey.id,
+      capture_date: survey.captureDate,
+      last_photo_time: survey.lastPhotoTime,
+      version: survey.version,
+      type_mask: typeMask(types),
+      tags: survey.tags,
+      outline: Buffer.from(packFootprint(survey.footprint)),
+      listing: listingJson(survey),
+      body: documentJson(survey),
+    };
+    await this.#sql.begin(async (sql) => {
+      await this.#retire(sql, survey.id, new Set(assetLocations(survey)));
+      await sql`
+        INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, footprint, outline, listing, body)
+        VALUES (${row.id}, ${row.capture_date}, ${row.last_photo_time}, ${row.version}, ${row.type_mask},
+          ${row.tags}, ST_Multi(ST_SetSRID(ST_GeomFromGeoJSON(${geometry}), 4326)), ${row.outline}, ${row.listing}, ${row.body})
+        ON CONFLICT (id) DO UPDATE SET capture_date = excluded.capture_date, last_photo_time = excluded.last_photo_time,
+          version = excluded.version, type_mask = excluded.type_mask, tags = excluded.tags, footprint = excluded.footprint,
+          outline = excluded.outline, listing = excluded.listing, body = excluded.body`;
+      await sql`
+        INSERT INTO survey_versions (id, last_version) VALUES (${row.id}, ${row.version})
+        ON CONFLICT (id) DO UPDATE SET last_version = GREATEST(survey_versions.last_version, excluded.last_version)`;
+    });
+    await this.#changes.refresh();
+  }
+
+  async get(id: string): Promise<Survey | undefined> {
+    const [row] = await this.#sql<DocumentRow[]>`SELECT body, outline FROM surveys WHERE id = ${id}`;
+    return row ? toSurvey(row) : undefined;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const deleted = await this.#sql.begin(async (sql) => {
+      await this.#retire(sql, id, new Set());
+      return sql`DELETE FROM surveys WHERE id = ${id}`;
+    });
+    if (deleted.count > 0) await this.#changes.refresh();
+    return deleted.count > 0;
+  }
+
+  /** Within put's or delete's transaction: the survey's files that `kept` does not name are retired now. */
+  async #retire(sql: PostgresTransaction, id: string, kept: ReadonlySet<string>): Promise<void> {
+    const [row] = await sql<{ body: string }[]>`SELECT body FROM surveys WHERE id = ${id} FOR UPDATE`;
+    if (!row) return;
+    const retired = assetLocations(JSON.parse(row.body) as Survey).filter((location) => !kept.has(location));
+    if (retired.length === 0) return;
+    await sql`
+      INSERT INTO retired_files (location, retired_at)
+      SELECT unnest(${retired}::text[]), ${this.#now().toISOString()} ON CONFLICT DO NOTHING`;
+  }
+
+  async retiredFiles(): Promise<RetiredFile[]> {
+    const rows = await this.#sql<{ location: string; retired_at: string }[]>`
+      SELECT location, retired_at FROM retired_files ORDER BY retired_at, location`;
+    return rows.map((row) => ({ location: row.location, retiredAt: row.retired_at }));
+  }
+
+  async forgetRetired(locations: readonly string[]): Promise<void> {
+    if (locations.length === 0) return;
+    await this.#sql`DELETE FROM retired_files WHERE location = ANY(${locations as string[]}::text[])`;
+  }
+
+  async reservations(): Promise<Map<string, Reservation>> {
+    const rows = await this.#sql<{ id: string; last_version: number; reserved_at: string | null }[]>`
+      SELECT id, last_version, reserved_at FROM survey_versions`;
+    return new Map(
+      rows.map((row) => [row.id, { version: row.last_version, reservedAt: row.reserved_at ?? undefined }]),
+    );
+  }
+
+  async reserveVersion(id: string): Promise<number> {
+    // Versions never repeat, even after a delete: caches keyed by (id, version) stay correct.
+    const [row] = await this.#sql<{ last_version: number }[]>`
+      INSERT INTO survey_versions (id, last_version, reserved_at) VALUES (${id}, 1, ${this.#now().toISOString()})
+      ON CONFLICT (id) DO UPDATE SET last_version = survey_versions.last_version + 1, reserved_at = excluded.reserved_at
+      RETURNING last_version`;
+    return (row as { last_version: number }).last_version;
+  }
+
+  async search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>> {
+    const sql = this.#sql;
+    const listing = query.view === 'listing';
+    const where = this.#where(query);
+    const order =
+      query.order === 'oldest'
+        ? sql`capture_date ASC, last_photo_time ASC, id DESC`
+        : sql`capture_date DESC, last_photo_time DESC, id ASC`;
+    const columns = listing
+      ? sql`id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", version, tags, listing`
+      : sql`body, outline`;
+    const rows = await sql<CandidateRow[]>`
+      SELECT ${columns}, count(*) OVER ()::text AS total FROM surveys WHERE ${where}
+      ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`;
+    // A page past the end has no row to carry the total.
+    const total = rows[0]
+      ? Number(rows[0].total)
+      : Number((await sql<{ n: string }[]>`SELECT count(*)::text AS n FROM surveys WHERE ${where}`)[0]?.n);
+    const surveys = listing ? rows.map((row) => toListing(row)) : rows.map((row) => toSurvey(row));
+    return { surveys, total } as SurveyPage<V>;
+  }
+
+  #where(query: SurveySearch<SurveyView>) {
+    const sql = this.#sql;
+    const { minX, minY, maxX, maxY } = query.area;
+    const box = sql`ST_MakeEnvelope(${minX}, ${minY}, ${maxX}, ${maxY}, 4326)`;
+    // `intersects`: the interiors meet (a footprint touching the area's edge shares no area with
+    // it); `full`: the area lies within the footprint. As geo/polygon.ts decides for SQLite.
+    const exact =
+      query.overlap === 'full' ? sql`ST_Covers(footprint, ${box})` : sql`ST_Relate(footprint, ${box}, 'T********')`;
+    const mask = typeMask(query.types ?? []);
+    const types =
+      mask === 0
+        ? sql`TRUE`
+        : query.typeMatch === 'any'
+          ? sql`(type_mask & ${mask}) <> 0`
+          : sql`(type_mask & ${mask}) = ${mask}`;
+    return sql`footprint && ${box} AND ${exact}
+      AND capture_date >= ${query.since ?? '0000-00-00'} AND capture_date <= ${query.until ?? '9999-99-99'}
+      AND ${types} AND ${this.#tags(query.tags)}`;
+  }
+
+  /** catalogue.ts `matchesTags` in SQL: `disaster` matches every `disaster:*`, `disaster:fire` only itself. */
+  #tags(filter: TagFilter | undefined) {
+    const sql = this.#sql;
+    const matching = (patterns: string[]) => sql`EXISTS (
+      SELECT 1 FROM unnest(tags) AS t, unnest(${patterns}::text[]) AS p
+      WHERE t = p OR (strpos(p, ':') = 0 AND strpos(t, ':') > 0 AND split_part(t, ':', 1) = p))`;
+    const include = filter?.include?.length ? matching(filter.include) : sql`TRUE`;
+    const exclude = filter?.exclude?.length ? sql`NOT ${matching(filter.exclude)}` : sql`TRUE`;
+    return sql`${include} AND ${exclude}`;
+  }
+
+  async referencedFiles(): Promise<Set<string>> {
+    const uris = new Set<string>();
+    const rows = await this.#sql<{ uri: string }[]>`
+      SELECT DISTINCT asset.value->>'uri' AS uri FROM surveys, jsonb_each(body::jsonb->'assets') AS asset`;
+    for (const { uri } of rows) uris.add(uri);
+    return uris;
+  }
+
+  async count(): Promise<number> {
+    const [row] = await this.#sql<{ n: string }[]>`SELECT count(*)::text AS n FROM surveys`;
+    return Number(row?.n);
+  }
+
+  async changeMarker(): Promise<string> {
+    return this.#changes.marker;
+  }
+
+  async ping(): Promise<void> {
+    await this.#sql`SELECT 1`;
+  }
+
+  async close(): Promise<void> {
+    // The pool and the change follower belong to the composition root, which closes them.
+  }
+}

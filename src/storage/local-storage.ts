@@ -1,0 +1,142 @@
+/**
+ * Survey files in a local folder (the embedded default: NADIR_DATA_DIR): key `surveys/...` is
+ * `<root>/surveys/...`. A file is put by renaming it into place after an fsync, so it appears
+ * whole or not at all; reads are plain preads on a handle the open-COG cache keeps.
+ */
+import { copyFile, type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Source } from '@cogeotiff/core';
+import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
+
+/** A local file's byte ranges; the handle is opened at the first read and closed by close(). */
+class FileSource implements Source {
+  readonly url: URL;
+  readonly #path: string;
+  #handle: Promise<FileHandle> | undefined;
+
+  constructor(path: string) {
+    this.#path = path;
+    this.url = pathToFileURL(path);
+  }
+
+  async fetch(offset: number, length?: number): Promise<ArrayBuffer> {
+    this.#handle ??= open(this.#path, 'r');
+    const handle = await this.#handle;
+    const size = length ?? (await handle.stat()).size - offset;
+    const buffer = Buffer.allocUnsafe(size);
+    const { bytesRead } = await handle.read(buffer, 0, size, offset);
+    return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer;
+  }
+
+  async close(): Promise<void> {
+    const handle = this.#handle;
+    this.#handle = undefined;
+    await (await handle?.catch(() => undefined))?.close();
+  }
+}
+
+async function syncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export class LocalStorage implements SurveyStorage {
+  readonly description: string;
+  readonly writable = true;
+  readonly #root: string;
+
+  constructor(root: string) {
+    this.#root = root;
+    this.description = root;
+  }
+
+  /** The local path of a key, or of an absolute `file:` URI (older catalogue rows). */
+  pathOf(location: string): string {
+    return isKey(location) ? join(this.#root, ...location.split('/')) : fileURLToPath(location);
+  }
+
+  keyOf(location: string): string | undefined {
+    if (isKey(location)) return location;
+    if (!location.startsWith('file:')) return undefined;
+    const path = relative(this.#root, fileURLToPath(location));
+    return path.startsWith('..') ? undefined : path.split(sep).join('/');
+  }
+
+  source(location: string): Source {
+    return new FileSource(this.pathOf(location));
+  }
+
+  gdalPath(location: string): string {
+    return this.pathOf(location);
+  }
+
+  async put(key: string, localFile: string): Promise<void> {
+    const target = this.pathOf(key);
+    await mkdir(dirname(target), { recursive: true });
+    await syncPath(localFile);
+    try {
+      await rename(localFile, target);
+    } catch (error) {
+      // Staging on another file system: copy aside, then rename into place.
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      const aside = `${target}.partial`;
+      await copyFile(localFile, aside);
+      await syncPath(aside);
+      await rename(aside, target);
+    }
+    await syncPath(dirname(target));
+  }
+
+  async *list(prefix: string): AsyncIterable<StoredObject> {
+    const start = this.pathOf(prefix.replace(/\/+$/, '') || '.');
+    for (const path of await filesUnder(start)) {
+      const key = relative(this.#root, path).split(sep).join('/');
+      if (!key.startsWith(prefix)) continue;
+      const info = await stat(path).catch(() => undefined);
+      if (info) yield { key, modified: info.mtime, size: info.size };
+    }
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    const folders = new Set<string>();
+    for (const key of keys) {
+      const path = this.pathOf(key);
+      await rm(path, { force: true });
+      folders.add(dirname(path));
+    }
+    // Folders emptied by the delete go too (a survey's version folder, then the survey's).
+    for (const folder of folders) await removeEmptyUpTo(folder, join(this.#root, 'surveys'));
+  }
+
+  async ping(): Promise<void> {
+    await mkdir(this.#root, { recursive: true });
+  }
+
+  async close(): Promise<void> {}
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  const files: string[] = [];
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...(await filesUnder(path)));
+    else if (entry.isFile()) files.push(path);
+  }
+  return files;
+}
+
+async function removeEmptyUpTo(folder: string, stop: string): Promise<void> {
+  for (let dir = folder; dir.startsWith(`${stop}${sep}`); dir = dirname(dir)) {
+    try {
+      await rmdir(dir);
+    } catch {
+      return;
+    }
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The tile core: one implementation of everything a tile answer depends on, whichever way the
+ * request came in (the fastify routes, the tile lane before them: both thin adapters in
+ * src/api/tiles). The steps follow linz/basemaps' `tile.xyz.raster.ts`:
+ *
+ *   admit (rate limit) -> assets (candidates) -> pure plan -> ETag / not modified -> compose ->
+ *   count -> answer
+ *
+ * A parsed TileQuery in, `{status, headers, body, release}` out. What fails after admission throws
+ * a TileFailure that carries the headers its answer still needs (the rate limit, Cache-Control on
+ * an empty tile); the adapters shape the error itself through the one error table.
+ */
+import { performance } from 'node:perf_hooks';
+import type { ApiKeyLookup } from '../accounts/index.js';
+import { usageMonthOf } from '../accounts/index.js';
+import { LruCache } from '../cache/lru.js';
+import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import { surveyMatches } from '../catalogue/survey-filters.js';
+import type { Clock } from '../clock.js';
+import { NadirError } from '../errors.js';
+import type { RateLimiter } from '../limits/rate-limiter.js';
+import { rotationFor } from './panorama.js';
+import { freshPlan, type MemoPlan } from './plan-memo.js';
+import { candidateOf } from './tile-candidates.js';
+import type { TileEngine } from './tile-engine.js';
+import {
+  cacheControlOf,
+  etagOf,
+  LOCATION_MAX_AGE,
+  matchesIfNoneMatch,
+  noImagery,
+  rateLimited,
+  rateLimitPairs,
+  SURVEY_MAX_AGE,
+} from './tile-headers.js';
+import { type TileQuery, tileQueryKey } from './tile-query.js';
+import type { RenderedTile } from './tile-renderer.js';
+
+/** Headers as name, value, name, value...: what node's writeHead takes with the least work. */
+export type HeaderPairs = string[];
+
+/** A Server-Timing entry: a step's name and its milliseconds. */
+export type Timing = [name: string, milliseconds: number];
+
+export interface TileAnswer {
+  status: 200 | 304;
+  /** The tile's own headers (ETag, Cache-Control, and on a 200 Content-Type and X-Survey-Ids). */
+  headers: HeaderPairs;
+  body: Buffer | undefined;
+  /** Call once the body has been sent (response 'finish'), never earlier: its buffer is reused. */
+  release?: () => void;
+  timings: Timing[];
+}
+
+/** A tile request that failed once admitted: `cause` for the error table, `headers` for the answer. */
+export class TileFailure extends Error {
+  readonly headers: HeaderPairs;
+  readonly timings: Timing[];
+
+  constructor(cause: unknown, headers: HeaderPairs, timings: Timing[] = []) {
+    super('tile request failed', { cause });
+    this.headers = headers;
+    this.timings = timings;
+  }
+}
+
+export interface TileConditions {
+  /** The caller's If-None-Match header. */
+  ifNoneMatch: string | undefined;
+  /** The key came in the URL: a shared cache may then keep the tile (decisions.md). */
+  keyInUrl: boolean;
+  /** True once nobody waits for the answer (the client closed its connection). */
+  abandoned: () => boolean;
+}
+
+export interface TileResponderParts {
+  engine: TileEngine;
+  surveys: Pick<SurveyCatalogue, 'get'>;
+  rateLimiter: RateLimiter;
+  /** Where served tiles are counted for `nadir accounts usage`. */
+  usage: { count(accountId: string, month: string): void };
+  clock: Clock;
+}
+
+/**
+ * A pass-through answer remembered by its query. A map asks for the same tiles again and again, and
+ * for a stored tile the candidates, the plan and the tile lookups cost more than sending it. Only
+ * what the query and the catalogue decide is kept: admission (key and rate limit) is every
+ * request's own, and an entry is dropped when the catalogue changes. Relative dates are resolved
+ * in the key, so a new day is a new key. Composites are not kept: they are drawn.
+ */
+interface RememberedTile {
+  catalogueMarker: string;
+  etag: string;
+  rendered: RenderedTile;
+}
+
+const REMEMBERED_TILES = 65_536;
+/** The bodies are the stored-JPEG cache's own buffers; this bounds what is kept alive through them. */
+const REMEMBERED_BYTES = 64 * 1024 * 1024;
+
+function elapsed(since: number): number {
+  return performance.now() - since;
+}
+
+export class TileResponder {
+  readonly #engine: TileEngine;
+  readonly #surveys: Pick<SurveyCatalogue, 'get'>;
+  readonly #rateLimiter: RateLimiter;
+  readonly #usage: TileResponderParts['usage'];
+  readonly #clock: Clock;
+  readonly #remembered = new LruCache<RememberedTile>({
+    maxEntries: REMEMBERED_TILES,
+    maxWeight: REMEMBERED_BYTES,
+    weigh: (tile) => tile.rendered.body.byteLength + 512,
+  });
+
+  constructor(parts: TileResponderParts) {
+    this.#engine = parts.engine;
+    this.#surveys = parts.surveys;
+    this.#rateLimiter = parts.rateLimiter;
+    this.#usage = parts.usage;
+    this.#clock = parts.clock;
+  }
+
+  /**
+   * Counts one request of an authenticated caller against its key's rate limit, before anything
+   * else is looked at (bad requests count too). Returns the X-RateLimit-* headers that every later
+   * answer of the request carries, errors included; 429 beyond the limit.
+   */
+  async admit(caller: ApiKeyLookup): Promise<HeaderPairs> {
+    const { account, keyId } = caller;
+    const decision = await this.#rateLimiter.take(
+      keyId,
+      account.tileRateLimit,
+      account.tileRateInterval,
+      this.#clock(),
+    );
+    const headers = rateLimitPairs(decision);
+    if (!decision.allowed) throw new TileFailure(rateLimited(decision, account.tileRateInterval), headers);
+    return headers;
+  }
+
+  /** The answer to an admitted caller: the tile (200) or 304; anything else rejects with a TileFailure. */
+  async answer(caller: ApiKeyLookup, query: TileQuery, conditions: TileConditions): Promise<TileAnswer> {
+    const timings: Timing[] = [];
+    try {
+      return await this.#answer(caller, query, conditions, timings);
+    } catch (error) {
+      throw error instanceof TileFailure ? error : new TileFailure(error, [], timings);
+    }
+  }
+
+  async #answer(
+    caller: ApiKeyLookup,
+    query: TileQuery,
+    conditions: TileConditions,
+    timings: Timing[],
+  ): Promise<TileAnswer> {
+    const maxAge = query.surveyId === undefined ? LOCATION_MAX_AGE : SURVEY_MAX_AGE;
+    const cacheControl = cacheControlOf(conditions.keyInUrl, maxAge);
+    // An empty tile stays empty until the catalogue changes: its 404 may be cached as the tile would be.
+    const empty = () => new TileFailure(noImagery(query.tile), ['cache-control', cacheControl], timings);
+
+    const looking = performance.now();
+    const catalogueMarker = await this.#engine.candidates.marker();
+    const key = tileQueryKey(query);
+    const remembered = this.#remembered.get(key);
+    let etag: string;
+    let memo: MemoPlan | undefined;
+    try {
+      if (remembered?.catalogueMarker === catalogueMarker) etag = remembered.etag;
+      else {
+        memo = await this.#plan(query);
+        if (memo.plan.layers.length === 0) throw empty();
+        etag = etagOf(memo, query.type, query.format);
+      }
+    } finally {
+      timings.push(['catalogue', elapsed(looking)]);
+    }
+    const headers = ['etag', etag, 'cache-control', cacheControl];
+    if (matchesIfNoneMatch(conditions.ifNoneMatch, etag)) return { status: 304, headers, body: undefined, timings };
+
+    const rendering = performance.now();
+    let rendered: RenderedTile | undefined;
+    try {
+      rendered = memo
+        ? await this.#engine.renderer.render(memo.plan, query.format, rotationFor(query.type), conditions.abandoned)
+        : remembered?.rendered;
+    } finally {
+      timings.push(['render', elapsed(rendering)]);
+    }
+    if (!rendered) throw empty();
+    if (memo && rendered.passThrough) this.#remembered.set(key, { catalogueMarker, etag, rendered });
+
+    // Which path answered, for people (and benchmarks) reading Server-Timing.
+    timings.push([rendered.passThrough ? 'passthrough' : 'composite', 0]);
+    this.#usage.count(caller.account.id, usageMonthOf(this.#clock()));
+    headers.push('content-type', rendered.contentType, 'x-survey-ids', rendered.surveyIds.join(','));
+    return { status: 200, headers, body: rendered.body, release: rendered.release, timings };
+  }
+
+  /** Location tiles: every matching survey in draw order; survey tiles: the one survey, if it matches. */
+  async #plan(query: TileQuery): Promise<MemoPlan> {
+    const { candidates, plans } = this.#engine;
+    if (query.surveyId === undefined) return plans.plan(query.tile, await candidates.find(query.tile, query.filter));
+    const survey = await this.#surveys.get(query.surveyId);
+    if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `No survey with id "${query.surveyId.slice(0, 64)}"`);
+    const candidate = candidateOf(survey, query.type);
+    if (!candidate) throw new NadirError('CONTENT_NOT_FOUND', `Survey ${survey.id} has no ${query.type} imagery`);
+    return freshPlan(query.tile, surveyMatches(survey, query.filter) ? [candidate] : []);
+  }
+}

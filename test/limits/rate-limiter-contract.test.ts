@@ -1,0 +1,153 @@
+/**
+ * The RateLimiter contract, on every implementation: this process's counters, the worker's lease
+ * from its primary, and Redis (a real redis-server, started for this file). The same windows, the
+ * same X-RateLimit-* figures, exactly `limit` admitted however requests race.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LeasedRateLimiter } from '../../src/limits/rate-lease.js';
+import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rate-limiter.js';
+import { RedisRateLimiter } from '../../src/limits/redis-rate-limiter.js';
+import { type RedisServer, SKIP_REDIS, startRedis } from '../support/servers.js';
+
+const START = 1_800_000_000; // a multiple of 60 (and of 3600)
+const at = (seconds: number) => new Date(seconds * 1000);
+const quiet = { unavailable: () => undefined, recovered: () => undefined };
+
+interface Implementation {
+  name: string;
+  skip: string | false;
+  /** A limiter; `shared` ones on the same store count together (Redis: several servers). */
+  make(): Promise<RateLimiter>;
+}
+
+let redis: RedisServer | undefined;
+let keySpace = 0;
+
+const implementations: Implementation[] = [
+  { name: 'MemoryRateLimiter', skip: false, make: async () => new MemoryRateLimiter() },
+  {
+    name: 'LeasedRateLimiter (one worker)',
+    skip: false,
+    make: async () => {
+      const primary = new MemoryRateLimiter();
+      return new LeasedRateLimiter(
+        async (ask) => primary.grant(ask.key, ask.limit, ask.intervalSeconds, new Date(ask.at), ask.want),
+        1,
+      );
+    },
+  },
+  {
+    name: 'RedisRateLimiter',
+    skip: SKIP_REDIS,
+    make: async () => RedisRateLimiter.connect((redis as RedisServer).url, quiet),
+  },
+];
+
+before(async () => {
+  if (!SKIP_REDIS) redis = await startRedis();
+});
+after(() => redis?.stop());
+
+for (const implementation of implementations) {
+  describe(`RateLimiter contract: ${implementation.name}`, { skip: implementation.skip }, () => {
+    // Every test its own keys: a Redis server outlives one limiter.
+    const key = () => `key-${++keySpace}`;
+
+    it('admits `limit` per fixed window aligned to the epoch, then refuses until the reset', async () => {
+      const limiter = await implementation.make();
+      const k = key();
+      assert.deepEqual(await limiter.take(k, 3, 60, at(START + 10)), {
+        allowed: true,
+        limit: 3,
+        remaining: 2,
+        resetAt: START + 60,
+        retryAfter: 50,
+      });
+      assert.equal((await limiter.take(k, 3, 60, at(START + 11))).remaining, 1);
+      assert.equal((await limiter.take(k, 3, 60, at(START + 12))).remaining, 0);
+      const refused = await limiter.take(k, 3, 60, at(START + 30.5));
+      assert.deepEqual(refused, { allowed: false, limit: 3, remaining: 0, resetAt: START + 60, retryAfter: 30 });
+      const next = await limiter.take(k, 3, 60, at(START + 60));
+      assert.deepEqual([next.allowed, next.remaining, next.resetAt], [true, 2, START + 120]);
+      await limiter.close();
+    });
+
+    it('keys and intervals count separately', async () => {
+      const limiter = await implementation.make();
+      const [a, b] = [key(), key()];
+      assert.equal((await limiter.take(a, 1, 60, at(START))).allowed, true);
+      assert.equal((await limiter.take(a, 1, 60, at(START))).allowed, false);
+      assert.equal((await limiter.take(b, 1, 60, at(START))).allowed, true, 'another key');
+      assert.equal((await limiter.take(a, 1, 3600, at(START))).allowed, true, 'another interval');
+      await limiter.close();
+    });
+
+    it('admits exactly the limit when 300 requests race', async () => {
+      const limiter = await implementation.make();
+      const k = key();
+      const decisions = await Promise.all(Array.from({ length: 300 }, () => limiter.take(k, 100, 60, at(START + 5))));
+      assert.equal(decisions.filter((d) => d.allowed).length, 100);
+      assert.deepEqual(new Set(decisions.filter((d) => !d.allowed).map((d) => d.remaining)), new Set([0]));
+      await limiter.close();
+    });
+  });
+}
+
+describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, () => {
+  it('two servers share one window: exactly the limit between them', async () => {
+    const server = redis as RedisServer;
+    const [one, two] = [
+      await RedisRateLimiter.connect(server.url, quiet),
+      await RedisRateLimiter.connect(server.url, quiet),
+    ];
+    const k = `shared-${++keySpace}`;
+    const decisions = await Promise.all(
+      Array.from({ length: 400 }, (_, i) => (i % 2 ? one : two).take(k, 150, 60, at(START + 1))),
+    );
+    assert.equal(decisions.filter((d) => d.allowed).length, 150);
+    await one.close();
+    await two.close();
+  });
+
+  it('while Redis is down each server counts alone and says so once; shared again when it is back', async () => {
+    const server = redis as RedisServer;
+    const events: string[] = [];
+    const limiter = await RedisRateLimiter.connect(server.url, {
+      unavailable: () => events.push('unavailable'),
+      recovered: () => events.push('recovered'),
+    });
+    const k = `outage-${++keySpace}`;
+    assert.equal((await limiter.take(k, 2, 60, at(START))).remaining, 1, 'counted in Redis');
+    await server.pause();
+    try {
+      const during = [];
+      for (let i = 0; i < 3; i++) during.push(await limiter.take(k, 2, 60, at(START)));
+      // The process's own counters: a fresh window of 2 here, whatever Redis had counted.
+      assert.deepEqual(
+        during.map((d) => d.allowed),
+        [true, true, false],
+      );
+      await assert.rejects(limiter.ping(), 'readiness sees the outage');
+      assert.deepEqual(events, ['unavailable'], 'one warning per outage, not one per request');
+    } finally {
+      await server.resume();
+    }
+    // Reconnection is the client's own, with a back-off: wait until Redis counts again.
+    const deadline = Date.now() + 10_000;
+    let after = await limiter.take(`${k}-after`, 5, 60, at(START));
+    while (!events.includes('recovered') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await limiter.take(`${k}-after`, 5, 60, at(START));
+    }
+    assert.deepEqual(events, ['unavailable', 'recovered']);
+    assert.equal(after.allowed, true);
+    await limiter.ping();
+    await limiter.close();
+  });
+
+  it('a server configured for a Redis it cannot reach fails at start', async () => {
+    const server = redis as RedisServer;
+    await assert.rejects(RedisRateLimiter.connect(`redis://127.0.0.1:${server.port + 1}`, quiet), /Cannot reach Redis/);
+  });
+});

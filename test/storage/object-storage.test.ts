@@ -1,0 +1,241 @@
+/**
+ * The same survey served from a local folder, from an S3-compatible bucket (s3rver, its own
+ * process) and through read-only HTTP (nginx serving the folder, as a CDN would): every tile and
+ * a raster download are the same bytes whichever storage they come from. A file gone from the
+ * bucket, or a store that does not answer, is a 503 with a code, never a hung request; and an
+ * ingest into the bucket killed in the middle leaves nothing visible.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Survey } from '../../src/catalogue/survey.js';
+import { collectGarbage, INGEST_GRACE_MS } from '../../src/storage/garbage.js';
+import { type ApiFixture, createKey, startApi } from '../api/helpers.js';
+import { tileGrid } from '../api/tiles-fixture.js';
+import { testClock } from '../support/clock.js';
+import { cliArgs, PROJECT_ROOT, REALDATA, run, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
+import { freePort, type NginxServer, type S3Server, SKIP_NGINX, startNginx, startS3 } from '../support/servers.js';
+
+const SURVEY_ID = '3e1c9f0a-7b2d-4c5e-9f80-1a2b3c4d5e6f';
+const BROKEN_ID = '8d7c6b5a-4f3e-4d2c-8b1a-0f9e8d7c6b5a';
+const POINT = { lon: -89.54165, lat: 44.11885 };
+
+interface Answer {
+  status: number;
+  type: string | null;
+  etag: string | null;
+  body: Buffer;
+}
+
+async function answerOf(response: Response): Promise<Answer> {
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    etag: response.headers.get('etag'),
+    body: Buffer.from(await response.arrayBuffer()),
+  };
+}
+
+describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, timeout: 300_000 }, () => {
+  let s3: S3Server;
+  let nginx: NginxServer;
+  let stalling: Server;
+  let local: ApiFixture;
+  let bucket: ApiFixture;
+  let cdn: ApiFixture;
+  let stalled: ApiFixture;
+  let scratch: { path: string; remove: () => Promise<void> };
+  let survey: Survey;
+  const keys = new Map<ApiFixture, string>();
+  const clock = testClock();
+
+  before(async () => {
+    [s3, scratch] = await Promise.all([startS3('imagery'), tempDir('object-storage')]);
+    local = await startApi({ now: clock.now });
+    bucket = await startApi({ now: clock.now, env: { ...s3.env, NADIR_STORAGE: 's3://imagery/nadir' } });
+    const manifest = await writeManifest(scratch.path, 'wisconsin', {
+      id: SURVEY_ID,
+      captureDate: '2021-07-02',
+      assets: {
+        Vert: join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif'),
+        TrueOrtho: join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif'),
+      },
+    });
+    survey = await local.services.ingestor.ingestManifestFile(manifest);
+    await bucket.services.ingestor.ingestManifestFile(manifest);
+    // The CDN: nginx serving the local server's data folder; a server reading through it shares that catalogue.
+    const port = await freePort();
+    nginx = await startNginx(`server { listen 127.0.0.1:${port}; root ${local.dir}; }`, port);
+    const sameCatalogue = { NADIR_DATABASE: join(local.dir, 'nadir.sqlite') };
+    cdn = await startApi({ now: clock.now, env: { ...sameCatalogue, NADIR_STORAGE: `${nginx.url}/` } });
+    // A store that answers HEAD / (so the server starts) and then never answers a range request.
+    stalling = createServer((request, response) => {
+      if (request.method === 'HEAD') response.end();
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    const stallPort = (stalling.address() as { port: number }).port;
+    stalled = await startApi({
+      now: clock.now,
+      env: { ...sameCatalogue, NADIR_STORAGE: `http://127.0.0.1:${stallPort}/`, NADIR_STORAGE_TIMEOUT_MS: '800' },
+    });
+    // cdn and stalled share the local server's database: one account each, named apart.
+    for (const [i, api] of [local, bucket, cdn, stalled].entries()) {
+      keys.set(api, (await createKey(api.services, `storage-${i}`)).key);
+    }
+  });
+
+  after(async () => {
+    for (const api of [local, bucket, cdn, stalled]) await api?.close();
+    stalling?.closeAllConnections();
+    stalling?.close();
+    await nginx?.stop();
+    await s3?.stop();
+    await scratch?.remove();
+  });
+
+  function tile(api: ApiFixture, path: string): Promise<Answer> {
+    return api.get(`${path}?apikey=${keys.get(api)}`).then(answerOf);
+  }
+
+  it('the catalogue records storage keys, and the bucket holds the COGs under them', async () => {
+    const vert = survey.assets.Vert?.uri ?? '';
+    assert.match(vert, new RegExp(`^surveys/${SURVEY_ID}/v1/Vert\\.tif$`));
+    const listed = [];
+    for await (const object of bucket.services.storage.list('surveys/')) listed.push(object.key);
+    assert.deepEqual(listed.sort(), [`surveys/${SURVEY_ID}/v1/TrueOrtho.tif`, `surveys/${SURVEY_ID}/v1/Vert.tif`]);
+  });
+
+  it('every tile of the survey at three zooms is the same bytes from the folder, the bucket and the CDN', async () => {
+    const vert = survey.assets.Vert;
+    assert.ok(vert);
+    let passThrough = 0;
+    let composite = 0;
+    for (const z of [vert.maxZoom, vert.maxZoom - 1, vert.maxZoom - 2]) {
+      const { column, row } = tileGrid(z);
+      for (let y = row(vert.bounds.maxY); y <= row(vert.bounds.minY); y++) {
+        for (let x = column(vert.bounds.minX); x <= column(vert.bounds.maxX); x++) {
+          const path = `/tiles/v3/Vert/${z}/${x}/${y}.img`;
+          const response = await local.get(`${path}?apikey=${keys.get(local)}`);
+          const timing = response.headers.get('server-timing') ?? '';
+          const expected = await answerOf(response);
+          if (expected.status !== 200) continue;
+          if (/passthrough/.test(timing)) passThrough++;
+          else composite++;
+          for (const api of [bucket, cdn]) {
+            const got = await tile(api, path);
+            assert.equal(got.status, 200, `${path} from ${api === bucket ? 'the bucket' : 'the CDN'}`);
+            assert.equal(got.type, expected.type);
+            assert.ok(got.body.equals(expected.body), `${path}: the same bytes`);
+          }
+        }
+      }
+    }
+    assert.ok(passThrough > 0 && composite > 0, `both kinds drawn: ${passThrough} stored, ${composite} composed`);
+  });
+
+  it('a raster download is the same file from the folder, the bucket and the CDN (GDAL reads /vsis3/, /vsicurl/)', async () => {
+    const download = async (api: ApiFixture, format: string) => {
+      const coverage = await api.get(
+        `/staticmap/v2/coverage.json?apikey=${keys.get(api)}&point=${POINT.lon},${POINT.lat}&radius=40&resources=TrueOrtho`,
+      );
+      const token = ((await coverage.json()) as { transactionToken: string }).transactionToken;
+      return answerOf(
+        await api.get(
+          `/staticmap/v2/surveys/${SURVEY_ID}/TrueOrtho.${format}?transactionToken=${encodeURIComponent(token)}&point=${POINT.lon},${POINT.lat}&radius=40&size=300x300`,
+        ),
+      );
+    };
+    for (const format of ['tif', 'png']) {
+      const expected = await download(local, format);
+      assert.equal(expected.status, 200);
+      for (const api of [bucket, cdn]) {
+        const got = await download(api, format);
+        assert.equal(got.status, 200);
+        assert.ok(got.body.equals(expected.body), `TrueOrtho.${format}: the same bytes`);
+      }
+    }
+  });
+
+  it('a file missing from the bucket is 503 STORAGE_UNAVAILABLE with Retry-After, for tiles and rasters', async () => {
+    const manifest = await writeManifest(scratch.path, 'broken', {
+      id: BROKEN_ID,
+      captureDate: '2021-07-03',
+      assets: { Vert: join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif') },
+    });
+    const broken = await bucket.services.ingestor.ingestManifestFile(manifest);
+    const vert = broken.assets.Vert;
+    assert.ok(vert);
+    await bucket.services.storage.delete([vert.uri]);
+    const { column, row } = tileGrid(vert.maxZoom);
+    const x = column((vert.bounds.minX + vert.bounds.maxX) / 2);
+    const y = row((vert.bounds.minY + vert.bounds.maxY) / 2);
+    const response = await bucket.get(
+      `/tiles/v3/surveys/${BROKEN_ID}/Vert/${vert.maxZoom}/${x}/${y}.jpg?apikey=${keys.get(bucket)}`,
+    );
+    assert.equal(response.status, 503);
+    assert.ok(Number(response.headers.get('retry-after')) >= 1);
+    const body = (await response.json()) as { code: string; error: string };
+    assert.equal(body.code, 'STORAGE_UNAVAILABLE');
+    assert.ok(!body.error.includes('imagery') && !body.error.includes('surveys/'), 'no bucket or key in the answer');
+    assert.ok(
+      bucket.logs.some((line) => line.includes('STORAGE_UNAVAILABLE') && line.includes(vert.uri)),
+      'the log says which',
+    );
+  });
+
+  it('a store that does not answer is a 503 after its time-out, not a hung request', async () => {
+    const vert = survey.assets.Vert;
+    assert.ok(vert);
+    const { column, row } = tileGrid(vert.maxZoom);
+    const started = performance.now();
+    const response = await stalled.get(
+      `/tiles/v3/Vert/${vert.maxZoom}/${column((vert.bounds.minX + vert.bounds.maxX) / 2)}/${row((vert.bounds.minY + vert.bounds.maxY) / 2)}.jpg?apikey=${keys.get(stalled)}`,
+    );
+    const elapsed = performance.now() - started;
+    assert.equal(response.status, 503);
+    assert.equal(((await response.json()) as { code: string }).code, 'STORAGE_UNAVAILABLE');
+    assert.ok(elapsed < 5_000, `answered in ${Math.round(elapsed)} ms`);
+  });
+
+  it('an ingest into the bucket killed in the middle leaves nothing visible; a re-run completes; gc clears the rest', async () => {
+    const id = '6f5e4d3c-2b1a-4f0e-9d8c-7b6a5f4e3d2c';
+    const big = join(scratch.path, 'big.tif');
+    await run('gdal_translate', [
+      '-q',
+      '-outsize',
+      '800%',
+      '800%',
+      '-co',
+      'TILED=YES',
+      join(REALDATA, 'rio-tiler/pix4d_alpha_nodata.tif'),
+      big,
+    ]);
+    const manifest = await writeManifest(scratch.path, 'big', {
+      id,
+      captureDate: '2020-07-01',
+      assets: { TrueOrtho: big },
+    });
+    const env = { ...process.env, ...s3.env, NADIR_DATA_DIR: bucket.dir, NADIR_STORAGE: 's3://imagery/nadir' };
+    for (const delay of [300, 1_500, 3_000]) {
+      const child = spawn(process.execPath, cliArgs('ingest', manifest), { cwd: PROJECT_ROOT, env, stdio: 'ignore' });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await sleep(delay);
+      child.kill('SIGKILL');
+      await exited;
+      assert.equal(await bucket.services.catalogue.get(id), undefined, `killed after ${delay} ms: nothing visible`);
+    }
+    const ingested = await bucket.services.ingestor.ingestManifestFile(manifest);
+    assert.ok(ingested.version >= 2, 'a new version number after the killed attempts');
+    assert.equal((await bucket.services.catalogue.get(id))?.version, ingested.version);
+    assert.deepEqual(await readdir(join(bucket.dir, 'staging')), [], 'the killed attempts left no staging behind');
+    clock.advance(INGEST_GRACE_MS);
+    await collectGarbage(bucket.services.storage, bucket.services.catalogue, { now: clock.now() });
+    const left = [];
+    for await (const object of bucket.services.storage.list(`surveys/${id}/`)) left.push(object.key);
+    assert.deepEqual(left, [`surveys/${id}/v${ingested.version}/TrueOrtho.tif`], 'only the committed version is left');
+  });
+});

@@ -1,0 +1,37 @@
+// An S3-compatible server (npm @20minutes/s3rver) as a process of its own, for tests: started by
+// test/support/servers.ts with a folder, a port and bucket names; prints "listening <port>".
+import { readFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+// s3rver rebuilds the signed path of a bucket-level request (ListObjectsV2, HeadBucket) as
+// `/bucket`, while the AWS SDK v3 signs `/bucket/`: every such request fails with
+// SignatureDoesNotMatch. The one line that builds it gets the slash the request had, before s3rver
+// loads it; signatures are still checked, and nothing else changes.
+const authentication = require.resolve('@20minutes/s3rver/lib/middleware/authentication.js');
+const source = readFileSync(authentication, 'utf8');
+const broken = "canonicalizedResource += '/' + ctx.params.bucket;";
+if (!source.includes(broken)) throw new Error('s3rver changed: check its bucket-level signing again');
+const fixed = new Module(authentication);
+fixed.filename = authentication;
+fixed.paths = Module._nodeModulePaths(authentication);
+fixed._compile(
+  source.replace(broken, `${broken.slice(0, -1)} + (!ctx.params.key && ctx.path.endsWith('/') ? '/' : '');`),
+  authentication,
+);
+fixed.loaded = true;
+require.cache[authentication] = fixed;
+
+const { default: S3rver } = await import('@20minutes/s3rver');
+const [directory, port, ...buckets] = process.argv.slice(2);
+const server = new S3rver({
+  address: '127.0.0.1',
+  port: Number(port),
+  directory,
+  silent: true,
+  configureBuckets: buckets.map((name) => ({ name })),
+});
+const { port: listening } = await server.run();
+process.stdout.write(`listening ${listening}\n`);
+process.once('SIGTERM', () => server.close().then(() => process.exit(0)));
