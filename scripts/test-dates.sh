@@ -12,7 +12,7 @@ instants=("$@")
 [ ${#instants[@]} -gt 0 ] || instants=(2026-12-31T23:59:59Z 2028-02-29T12:00:00Z 2031-07-01T00:00:00Z)
 # Each date also runs in a timezone far from UTC, where the local date differs from the UTC one.
 zones=(Pacific/Kiritimati America/Adak Asia/Kolkata)
-mapfile -t files < <(find test -name '*.test.ts' | sort)
+mapfile -t files < <(find test packages/*/test -name '*.test.ts' | sort)
 status=0
 for i in "${!instants[@]}"; do
   instant=${instants[$i]}
