@@ -13,7 +13,7 @@ import sharp from 'sharp';
 import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
-import { TEST_NOW, testClock } from '../support/clock.js';
+import { realClockEnvironment, TEST_NOW, testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { PROJECT_ROOT } from '../support/fixtures.js';
 import { type ApiFixture, errorBody, startApi } from './helpers.js';
@@ -200,14 +200,6 @@ const SCREEN_STEPS: Record<string, { east: [number, number]; south: [number, num
 
 const skipBrowser = existsSync(CHROMIUM) ? false : `no ${CHROMIUM}: install Debian's chromium for the browser test`;
 
-function browserEnvironment(): Record<string, string> {
-  const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && name !== 'LD_PRELOAD' && !name.startsWith('FAKETIME')) environment[name] = value;
-  }
-  return environment;
-}
-
 describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout: 600_000 }, () => {
   let town: DemoTown;
   let services: Services;
@@ -241,9 +233,9 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
         '--disable-sync',
       ],
       viewport: { width: 1024, height: 768 },
-      // scripts/test-dates.sh moves the process clock with libfaketime, under which Chromium takes
-      // a minute to start; the browser gets the test instant from Playwright's clock instead.
-      env: browserEnvironment(),
+      // Not under scripts/test-dates.sh's libfaketime (Chromium would take a minute to start):
+      // the browser gets the test instant from Playwright's clock instead.
+      env: realClockEnvironment(),
     });
     await browser.clock.install({ time: TEST_NOW });
     page = browser.pages()[0] ?? (await browser.newPage());

@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
-import { testClock } from '../support/clock.js';
+import { realClockEnvironment, testClock } from '../support/clock.js';
 import { PROJECT_ROOT, run, tempDir } from '../support/fixtures.js';
 import { freePort, type RedisServer, SKIP_REDIS, startRedis } from '../support/servers.js';
 import { createKey } from './helpers.js';
@@ -87,7 +87,10 @@ for (const withRedis of [false, true]) {
       const refused = answers.find((a) => a.status === 429);
       assert.equal(refused?.headers['x-ratelimit-remaining'], '0');
       if (redis) {
-        const { stdout } = await run('redis-cli', ['-p', String(redis.port), '--scan', '--pattern', 'nadir:tiles:*']);
+        const { stdout } = await run('redis-cli', ['-p', String(redis.port), '--scan', '--pattern', 'nadir:tiles:*'], {
+          env: realClockEnvironment(),
+          timeout: 30_000,
+        });
         assert.equal(stdout.trim().split('\n').length, 1, 'the workers counted in Redis');
       }
     });

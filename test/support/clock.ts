@@ -30,3 +30,16 @@ export function testClock(start: Date | string = TEST_NOW): TestClock {
     },
   };
 }
+
+/**
+ * This process's environment without libfaketime (scripts/test-dates.sh), for the third-party
+ * programs the tests start (Chromium, PostgreSQL, Redis, nginx): libfaketime makes Chromium take
+ * a minute to start and hangs Redis, and the date under test is nadir's, not theirs.
+ */
+export function realClockEnvironment(): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && name !== 'LD_PRELOAD' && !name.startsWith('FAKETIME')) environment[name] = value;
+  }
+  return environment;
+}

@@ -11,8 +11,15 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { realClockEnvironment } from './clock.js';
 
-const run = promisify(execFile);
+const execFileAsync = promisify(execFile);
+// The servers and their command-line tools run on the real clock, with a deadline: under
+// scripts/test-dates.sh's libfaketime, redis-server and redis-cli hang (its clock_gettime clashes
+// with jemalloc), and the date under test is nadir's clock, not theirs.
+const run = (command: string, args: string[], options: { uid?: number; gid?: number; cwd?: string } = {}) =>
+  execFileAsync(command, args, { timeout: 30_000, env: realClockEnvironment(), ...options });
+const serverOptions = { stdio: ['ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], env: realClockEnvironment() };
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 
 export const SKIP_POSTGRES = existsSync(join(PG_BIN, 'postgres'))
@@ -107,7 +114,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       '-c',
       'max_connections=200',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], ...user, cwd: dir },
+    { ...serverOptions, ...user, cwd: dir },
   );
   running.add(child);
   child.stdout?.on('data', (chunk) => (output += chunk));
@@ -175,7 +182,7 @@ export async function startRedis(): Promise<RedisServer> {
   let child: ChildProcess | undefined;
   let output = '';
   const start = async () => {
-    const started = spawn('redis-server', [config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const started = spawn('redis-server', [config], serverOptions);
     child = started;
     running.add(started);
     started.stdout?.on('data', (chunk) => (output += chunk));
@@ -240,7 +247,7 @@ ${site}
 `,
   );
   let output = '';
-  const child = spawn('/usr/sbin/nginx', ['-c', config, '-p', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/usr/sbin/nginx', ['-c', config, '-p', dir], serverOptions);
   running.add(child);
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
