@@ -14,25 +14,38 @@
  * --render measures nothing: it rewrites the report and charts from a results file (the tile section
  * rebuilt from its raw figures, so a change to how it is reported needs no new run).
  * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
+ *
+ * Layout: one folder per part (tiles/, coverage/, raster/), each with run.ts (measures, returns a
+ * Section), raw.ts (the raw figures' types, imported by run and report alike, so no import cycle;
+ * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> tables, charts,
+ * goals). Shared: load/ (starting and stopping processes, nadir serve, nginx, wrk, CPU profiles),
+ * report/ (the Section type, markdown, charts), contenders/ (the peers nadir is measured against).
+ * Imports: what is measured runs compiled, as deployed: every nadir server is `dist/cli/bin.js
+ * serve` started by load/nadir-serve.ts, and the coverage floors import dist/. bench/ imports
+ * src/ only for what is not measured (geometry, building data through the composition root,
+ * types) and for the raster probe, whose time is GDAL's own.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { runCoverageSection } from './coverage/run.js';
 import { startedGroups } from './load/processes.js';
+import { runRasterSection } from './raster/run.js';
 import { writeCharts } from './report/charts.js';
 import { renderReport } from './report/markdown.js';
 import type { Section, SectionOptions } from './report/section.js';
-import { runTilesSection, writeTilesPage } from './tiles.js';
+import { tilesSection } from './tiles/report.js';
+import { runTilesSection, writeTilesPage } from './tiles/run.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 const RESULTS = join(ROOT, 'bench/results');
 const DOC = join(ROOT, 'docs/benchmarks.md');
 const CHARTS = join(ROOT, 'docs/benchmarks');
-const PARTS = ['tiles', 'coverage', 'raster'] as const;
-type PartId = (typeof PARTS)[number];
+const PART_IDS = ['tiles', 'coverage', 'raster'] as const;
+type PartId = (typeof PART_IDS)[number];
 
 interface Results {
   date: string;
@@ -61,30 +74,18 @@ function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
 }
 
-/**
- * The parts other than tiles are written by other hands, their runner in bench/<id>-section.ts or
- * bench/<id>.ts. A module that does not export it is skipped rather than imported: it may be a
- * script that would run itself on import.
- */
-async function runPart(id: PartId, options: SectionOptions): Promise<Section | string> {
-  if (id === 'tiles') {
-    return runTilesSection(options, {
+/** Every part, in report order: bench/<id>/run.ts measures, raw.ts types its figures, report.ts words them. */
+const PARTS: Record<PartId, (options: SectionOptions) => Promise<Section>> = {
+  tiles: (options) =>
+    runTilesSection(options, {
       profile: values.profile,
       nadirWorkers: values['nadir-workers'],
       rounds: values['tile-rounds'] ? Number(values['tile-rounds']) : undefined,
       seconds: values['tile-seconds'] ? Number(values['tile-seconds']) : undefined,
-    });
-  }
-  const runner = id === 'coverage' ? 'runCoverageSection' : 'runRasterSection';
-  const exported = new RegExp(`export\\s+(async\\s+)?function\\s+${runner}\\b`);
-  for (const name of [`${id}-section`, id]) {
-    const source = await readFile(join(import.meta.dirname, `${name}.ts`), 'utf8').catch(() => '');
-    if (!exported.test(source)) continue;
-    const module = (await import(`./${name}.js`)) as Record<string, (o: SectionOptions) => Promise<Section>>;
-    return (module[runner] as (o: SectionOptions) => Promise<Section>)(options);
-  }
-  return `neither bench/${id}-section.ts nor bench/${id}.ts exports ${runner}(options) yet`;
-}
+    }),
+  coverage: (options) => runCoverageSection(options),
+  raster: (options) => runRasterSection(options),
+};
 
 /** The newest full (not quick) results file, for the sections this run does not measure. */
 async function latestResults(): Promise<Results | undefined> {
@@ -111,8 +112,6 @@ async function writeReport(results: Results, resultsFile: string): Promise<void>
 
 async function render(file: string): Promise<number> {
   const results = JSON.parse(await readFile(file, 'utf8')) as Results;
-  const { tilesSection } = await import('./tiles/report.js');
-  const { writeTilesPage } = await import('./tiles.js');
   for (const entry of results.sections) {
     if (entry.section.id !== 'tiles') continue;
     entry.section = tilesSection(entry.section.raw as Parameters<typeof tilesSection>[0]);
@@ -127,21 +126,17 @@ async function render(file: string): Promise<number> {
 async function main(): Promise<number> {
   if (values.render) return render(values.render);
   const only = values.only as PartId | undefined;
-  if (only !== undefined && !PARTS.includes(only)) throw new Error(`--only must be one of ${PARTS.join(', ')}`);
+  if (only !== undefined && !PART_IDS.includes(only)) throw new Error(`--only must be one of ${PART_IDS.join(', ')}`);
   if (!existsSync(join(ROOT, 'dist/cli/bin.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   const started = Date.now();
   const date = new Date().toISOString().slice(0, 10);
   const options: SectionOptions = { quick: values.quick, fresh: values.fresh, log };
   const measured: { date: string; section: Section }[] = [];
   const problems: string[] = [];
-  for (const id of only ? [only] : PARTS) {
+  for (const id of only ? [only] : PART_IDS) {
     log(`${id}: starting`);
     try {
-      const result = await runPart(id, options);
-      if (typeof result === 'string') {
-        log(`${id}: skipped: ${result}`);
-        continue;
-      }
+      const result = await PARTS[id](options);
       measured.push({ date, section: result });
       problems.push(...(result.failures ?? []).map((f) => `${id}: ${f}`));
       log(`${id}: done`);
@@ -155,7 +150,7 @@ async function main(): Promise<number> {
     (s) => !measured.some((m) => m.section.id === s.section.id),
   );
   const sections = [...measured, ...carried].sort(
-    (a, b) => PARTS.indexOf(a.section.id as PartId) - PARTS.indexOf(b.section.id as PartId),
+    (a, b) => PART_IDS.indexOf(a.section.id as PartId) - PART_IDS.indexOf(b.section.id as PartId),
   );
   const command = ['node --import tsx bench/run.ts', ...process.argv.slice(2)].join(' ');
   const results: Results = { date, command, quick: values.quick, seconds: (Date.now() - started) / 1000, sections };

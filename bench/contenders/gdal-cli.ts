@@ -1,6 +1,6 @@
 /**
  * The GDAL command line making an AOI raster from a COG: wall time (process start-up included) and
- * peak RSS from /usr/bin/time, through bench/raster-measure.ts's `measureCommands`.
+ * peak RSS from /usr/bin/time, through bench/raster/measure.ts's `measureCommands`.
  *
  * The commands are those bench/raster.ts compares nadir with (its `cliCommands` is private to that
  * script, which runs on import), written here for any bounds and size: nadir's creation options,
@@ -8,7 +8,7 @@
  */
 import type { Bounds } from '../../src/geo/web-mercator.js';
 import { DEFAULT_TUNING } from '../../src/raster/index.js';
-import { measureCommands, type Sample } from '../raster-measure.js';
+import { measureCommands, type Sample } from '../raster/measure.js';
 
 export interface CliAoi {
   cog: string;

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { Bounds } from '../../src/geo/web-mercator.js';
 import { DEFAULT_TUNING } from '../../src/raster/index.js';
-import { measureCommands, type Sample } from '../raster-measure.js';
+import { measureCommands, type Sample } from '../raster/measure.js';
 
 export const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(import.meta.dirname, 'rasterio_aoi.py');

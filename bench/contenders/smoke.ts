@@ -24,7 +24,7 @@ import {
 import { startTileNginx } from '../load/nginx.js';
 import { type Service, startedGroups } from '../load/processes.js';
 import { assertAllStatus, runWrk } from '../load/wrk.js';
-import type { Sample } from '../raster-measure.js';
+import type { Sample } from '../raster/measure.js';
 import { measureGdalCli } from './gdal-cli.js';
 import { startMapServer } from './mapserver.js';
 import { measureRasterioAoi } from './rasterio-aoi.js';

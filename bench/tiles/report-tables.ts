@@ -1,7 +1,7 @@
 /** The tile section's tables. */
 import { formatNumber } from '../report/markdown.js';
 import type { Table } from '../report/section.js';
-import type { TilesRaw } from '../tiles.js';
+import type { TilesRaw } from './raw.js';
 import { spreadText, type View } from './view.js';
 
 export function figureTables(view: View): Table[] {

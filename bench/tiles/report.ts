@@ -1,7 +1,7 @@
 /** The tile benchmark's figures as a report Section: goals, tables, charts, what they say, conditions. */
 import { formatNumber } from '../report/markdown.js';
 import { type Goal, goal, type Section } from '../report/section.js';
-import type { TilesRaw } from '../tiles.js';
+import type { TilesRaw } from './raw.js';
 import { tileCharts } from './report-charts.js';
 import { encoderTable, figureTables, listsTable, profileTables } from './report-tables.js';
 import { type View, viewOf } from './view.js';

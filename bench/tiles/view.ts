@@ -1,7 +1,7 @@
 /** The tile figures seen per server and connection count: what the report's tables, charts and text read. */
 import { formatNumber } from '../report/markdown.js';
-import type { TilesRaw } from '../tiles.js';
 import { ratioOf, type Spread, type Summary, summarise } from './measure.js';
+import type { TilesRaw } from './raw.js';
 
 /** Display order: nadir first, then the ceilings, then the dynamic peers. */
 const ORDER = [

@@ -8,8 +8,8 @@
  * Bounded: wrk runs have deadlines; servers and scratch files go when the run ends, however it ends.
  */
 import { parseArgs } from 'node:util';
-import { runCoverageSection } from './coverage-section.js';
-import { writeSectionPage } from './report/page.js';
+import { writeSectionPage } from '../report/page.js';
+import { runCoverageSection } from './run.js';
 
 const { values } = parseArgs({
   options: {

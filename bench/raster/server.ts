@@ -3,10 +3,10 @@
  * an account, its key and one transaction token for the benchmark AOI: every imagery request of a
  * run uses that token (billed once), as a client downloading several sizes of one area would.
  */
-import type { RasterType } from '../src/catalogue/survey.js';
-import { issueBenchKey, startNadirServe } from './load/nadir-serve.js';
-import type { Service } from './load/processes.js';
-import type { BenchSurvey } from './raster-source.js';
+import type { RasterType } from '../../src/catalogue/survey.js';
+import { issueBenchKey, startNadirServe } from '../load/nadir-serve.js';
+import type { Service } from '../load/processes.js';
+import type { BenchSurvey } from './source.js';
 
 export interface RasterServer extends Service {
   url: string;

@@ -1,8 +1,9 @@
 /** The coverage benchmark's figures as a report Section: goals, tables, charts, findings. */
-import type { CoverageRaw, HttpFigures, SizeResult } from './coverage-section.js';
-import { formatNumber } from './report/markdown.js';
-import { type Chart, type Goal, goal, type Point, type Section, type Table } from './report/section.js';
-import { type Spread, spread } from './report/spread.js';
+
+import { formatNumber } from '../report/markdown.js';
+import { type Chart, type Goal, goal, type Point, type Section, type Table } from '../report/section.js';
+import { type Spread, spread } from '../report/spread.js';
+import type { CoverageRaw, HttpFigures, SizeResult } from './raw.js';
 
 const GOAL_P99_MS = 10;
 const GOAL_SURVEYS = 1e6;
@@ -259,7 +260,7 @@ function conditions(raw: CoverageRaw): string[] {
     `Request: \`${raw.request}\` (a 100 m square AOI, default limit 20), ${formatNumber(settings.points)} distinct points per catalogue, round robin.`,
     `Load: wrk, ${settings.connections} keep-alive connections on one thread (a second would only take CPU from the server), closed loop; warm-up runs of ${settings.warmupSeconds} s thrown away (a new server's until it has answered every point once: first touches of a large file's pages are page faults), then ${settings.seconds} s measured; every answer checked to be 200. Floors: ${settings.floorSeconds} s each after a warm-up, one caller.`,
     `Rounds: ${settings.rounds}; in each, every catalogue size in turn (the order reversed every other round), each server setting in turn. Warm caches: before each size's turn the database file is read through once (this machine evicts file pages left idle), and the server's warm-up run touches the same points.`,
-    'Catalogue: synthetic and seeded (bench/coverage-catalogue.ts), shaped like a national programme: flight blocks (irregular octagons 2-5 km across, ~16 km²) flown again and again over towns and cities (discs of 3-10 km radius, each point flown 4-40 times over 2010-2025), one city per ~50 x 50 km of an otherwise empty region that grows with the archive (centred in Australia; the table gives its size). 70% of the post-2016 surveys carry TrueOrtho and DetailDsm. Query points: 90% within 1 km of a random survey (busy cities get most requests), 10% anywhere in the region.',
+    'Catalogue: synthetic and seeded (bench/coverage/catalogue.ts), shaped like a national programme: flight blocks (irregular octagons 2-5 km across, ~16 km²) flown again and again over towns and cities (discs of 3-10 km radius, each point flown 4-40 times over 2010-2025), one city per ~50 x 50 km of an otherwise empty region that grows with the archive (centred in Australia; the table gives its size). 70% of the post-2016 surveys carry TrueOrtho and DetailDsm. Query points: 90% within 1 km of a random survey (busy cities get most requests), 10% anywhere in the region.',
     'Catalogues are built once through `catalogue.put` in one transaction, then ANALYZE, and cached in bench/work/coverage (`--fresh` rebuilds them).',
   ];
 }

@@ -12,13 +12,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Survey } from '../src/catalogue/survey.js';
-import { createServices, systemClock } from '../src/composition.js';
-import { parseConfig } from '../src/config/config.js';
+import type { Survey } from '../../src/catalogue/survey.js';
+import { createServices, systemClock } from '../../src/composition.js';
+import { parseConfig } from '../../src/config/config.js';
 
 const run = promisify(execFile);
 
-export const SOURCE_TILE = join(import.meta.dirname, '../../shared/realdata/rio-tiler/cog_rgb.tif');
+export const SOURCE_TILE = join(import.meta.dirname, '../../../shared/realdata/rio-tiler/cog_rgb.tif');
 /** UTM 16N (Wisconsin): the mosaic's upper-left corner, 7.5 cm pixels. */
 const ORIGIN = { x: 296000, y: 4889000, epsg: 32616 };
 const ORTHO_PIXEL = 0.075;

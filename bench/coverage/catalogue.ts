@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 // Seeded (the demo town's mulberry32) so every run benchmarks the same catalogue.
 import { mulberry32 as seededRandom } from '@nadir/demo-town/random';
-import { SqliteSurveyCatalogue } from '../src/catalogue/sqlite-catalogue.js';
-import type { Survey } from '../src/catalogue/survey.js';
-import { openSqlite } from '../src/db/sqlite.js';
+import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
+import type { Survey } from '../../src/catalogue/survey.js';
+import { openSqlite } from '../../src/db/sqlite.js';
 
 /**
  * A synthetic catalogue shaped like a national aerial programme: surveys are flight blocks of

@@ -1,20 +1,20 @@
 /**
  * Peak memory of renders, each probe in a fresh process (run by bench/raster.ts):
  *
- *   raster-probe.ts <survey.json> single <TrueOrtho|DetailDsm> <tif|jpg|png> <size>
- *   raster-probe.ts <survey.json> concurrent <admission|unbounded>
+ *   probe.ts <survey.json> single <TrueOrtho|DetailDsm> <tif|jpg|png> <size>
+ *   probe.ts <survey.json> concurrent <admission|unbounded>
  *
  * Prints JSON: idle RSS after a small warm-up render (GDAL, drivers and the COG opened), peak RSS
  * (VmHWM) during the measured render(s), and for `concurrent` how many were rendered.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Asset } from '../src/catalogue/survey.js';
-import { isNadirError } from '../src/errors.js';
-import { type ImageFormat, RasterEngine, type RasterEngineOptions } from '../src/raster/index.js';
-import { LocalStorage } from '../src/storage/local-storage.js';
-import { idleRssMb, peakRssMb, resetPeak } from './raster-measure.js';
-import type { BenchSurvey } from './raster-source.js';
+import type { Asset } from '../../src/catalogue/survey.js';
+import { isNadirError } from '../../src/errors.js';
+import { type ImageFormat, RasterEngine, type RasterEngineOptions } from '../../src/raster/index.js';
+import { LocalStorage } from '../../src/storage/local-storage.js';
+import { idleRssMb, peakRssMb, resetPeak } from './measure.js';
+import type { BenchSurvey } from './source.js';
 
 export interface Probe {
   idleMb: number;

@@ -9,13 +9,13 @@
  * One caller, one query at a time, no HTTP, authentication, JSON or token.
  */
 import { join } from 'node:path';
-import type { SurveySearch } from '../src/catalogue/catalogue.js';
-import type * as CatalogueModule from '../src/catalogue/sqlite-catalogue.js';
-import type { ContentType } from '../src/catalogue/survey.js';
-import type * as SqliteModule from '../src/db/sqlite.js';
-import type { Bounds } from '../src/geo/web-mercator.js';
+import type { SurveySearch } from '../../src/catalogue/catalogue.js';
+import type * as CatalogueModule from '../../src/catalogue/sqlite-catalogue.js';
+import type { ContentType } from '../../src/catalogue/survey.js';
+import type * as SqliteModule from '../../src/db/sqlite.js';
+import type { Bounds } from '../../src/geo/web-mercator.js';
 
-const DIST = join(import.meta.dirname, '../dist');
+const DIST = join(import.meta.dirname, '../../dist');
 
 export interface Rate {
   perSecond: number;

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { RasterEngine, RenderRequest } from '../src/raster/index.js';
+import type { RasterEngine, RenderRequest } from '../../src/raster/index.js';
 
 export interface Sample {
   ms: number;

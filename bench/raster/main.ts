@@ -8,8 +8,9 @@
  * --fresh rebuilds the survey in bench/work/raster. No network; every process it starts is stopped.
  */
 import { parseArgs } from 'node:util';
-import { type Format, runRasterSection } from './raster-section.js';
-import { writeSectionPage } from './report/page.js';
+import { writeSectionPage } from '../report/page.js';
+import type { Format } from './raw.js';
+import { runRasterSection } from './run.js';
 
 const { values } = parseArgs({
   options: {

@@ -1,9 +1,9 @@
 /** The raster benchmark's figures as a report Section: goals, tables, charts, findings. */
 
-import type { Agreement, CaseResult, Contender, Format, RasterRaw } from './raster-section.js';
-import { formatNumber } from './report/markdown.js';
-import { type Chart, type Goal, goal, type Section, type Series, type Table } from './report/section.js';
-import { type Spread, spread } from './report/spread.js';
+import { formatNumber } from '../report/markdown.js';
+import { type Chart, type Goal, goal, type Section, type Series, type Table } from '../report/section.js';
+import { type Spread, spread } from '../report/spread.js';
+import type { Agreement, CaseResult, Contender, Format, RasterRaw } from './raw.js';
 
 const GOAL_RATIO = 1.0;
 const GOAL_RATIO_SIZES = [2000, 5000];
@@ -130,7 +130,7 @@ function concurrencyTable(raw: RasterRaw): Table | undefined {
       c.idleMb,
       c.peakMb,
     ]),
-    notes: ['RasterEngine in a fresh process (bench/raster-probe.ts), UV_THREADPOOL_SIZE=8.'],
+    notes: ['RasterEngine in a fresh process (bench/raster/probe.ts), UV_THREADPOOL_SIZE=8.'],
   };
 }
 
@@ -256,7 +256,7 @@ function conditions(raw: RasterRaw): string[] {
   return [
     `Machine: ${machine.cpus} cores (${machine.model}), ${machine.memoryGb.toFixed(1)} GiB RAM; load average ${load(machine.loadStart)} at the start and ${load(machine.loadEnd)} at the end (1/5/15 min).`,
     `Software: ${raw.versions.gdal}; Node ${raw.versions.node}; ${raw.versions.rasterio} (Debian's python3-rasterio).`,
-    `Data: one survey ingested by \`nadir ingest\` (bench/raster-source.ts): a ${survey.ortho.width} x ${survey.ortho.height} px TrueOrtho COG at zoom ${survey.ortho.maxZoom} (${survey.ortho.gsd.toFixed(3)} m source GSD, aerial texture from the USGS Colorado orthophoto). Every contender reads that same file. AOI: radius 100 m (a 200 m square) at the survey's centre (${survey.centre.lat.toFixed(5)}, ${survey.centre.lon.toFixed(5)}); outputs ${settings.sizes.map((s) => `${s} x ${s}`).join(', ')} px, bilinear, EPSG:3857.`,
+    `Data: one survey ingested by \`nadir ingest\` (bench/raster/source.ts): a ${survey.ortho.width} x ${survey.ortho.height} px TrueOrtho COG at zoom ${survey.ortho.maxZoom} (${survey.ortho.gsd.toFixed(3)} m source GSD, aerial texture from the USGS Colorado orthophoto). Every contender reads that same file. AOI: radius 100 m (a 200 m square) at the survey's centre (${survey.centre.lat.toFixed(5)}, ${survey.centre.lon.toFixed(5)}); outputs ${settings.sizes.map((s) => `${s} x ${s}`).join(', ')} px, bilinear, EPSG:3857.`,
     'nadir (HTTP): the real `nadir serve` (compiled, bin/nadir, one process, NADIR_LOG_LEVEL=warn), GET /staticmap/v2/surveys/{id}/TrueOrtho.{format} with one transaction token, timed by the client to the last byte over loopback. Engine: RasterEngine.renderAoi in the benchmark process (the same render without HTTP). Both warmed up by one render of each output first.',
     "GDAL CLI: `gdalwarp -te ... -ts N N -r bilinear` with nadir's creation options (DEFLATE level 3, PREDICTOR=2, alpha) for tif; `gdalwarp -of VRT` then `gdal_translate -of JPEG -co QUALITY=90` for jpg. Tuned: plus `-multi -wo NUM_THREADS=ALL_CPUS -wm 128 -co NUM_THREADS=ALL_CPUS`, what nadir passes GDAL. rasterio: bench/contenders/rasterio_aoi.py, one windowed `dataset.read(out_shape=..., resampling=bilinear, masked=True)` as rio-tiler's `part()` does, then GDAL's GTiff or JPEG driver with the same options. All three from spawn to exit under /usr/bin/time, start-up included, writing to the local disk.",
     `Runs: ${settings.rounds} per output and contender; within a round the contenders take turns and the order rotates every round, so no contender always meets a cold or a hot cache. Files are in the page cache (warm).`,

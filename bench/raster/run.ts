@@ -1,5 +1,5 @@
 /**
- * Raster benchmark (issue #6): one AOI of the benchmark survey (bench/raster-source.ts, built by
+ * Raster benchmark (issue #6): one AOI of the benchmark survey (bench/raster/source.ts, built by
  * `nadir ingest`) as TrueOrtho tif and jpg at 500, 1000, 2000 and 5000 px, by
  *
  * - nadir: the real `nadir serve`, GET /staticmap/v2/surveys/{id}/TrueOrtho.{format}, timed to the
@@ -11,7 +11,7 @@
  * the command lines measured under /usr/bin/time (wall time from spawn, process start-up included).
  * For each output the contenders take turns, their order rotating every round; ratios are taken
  * between runs of the same round. Optionally, eight concurrent 5000 x 5000 renders in one process,
- * with and without admission control (bench/raster-probe.ts).
+ * with and without admission control (bench/raster/probe.ts).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -20,35 +20,33 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import type { Asset } from '../src/catalogue/survey.js';
-import { aoiMercatorBounds } from '../src/geo/aoi.js';
-import { RasterEngine } from '../src/raster/index.js';
-import { LocalStorage } from '../src/storage/local-storage.js';
-import { measureGdalCli } from './contenders/gdal-cli.js';
-import { measureRasterioAoi } from './contenders/rasterio-aoi.js';
-import { idleRssMb, measureDownload, measureEngine, type Sample, spawnJson } from './raster-measure.js';
-import type { Probe } from './raster-probe.js';
-import { rasterSection } from './raster-report.js';
-import { type RasterServer, startRasterServer } from './raster-server.js';
-import { type BenchSurvey, benchSurvey } from './raster-source.js';
-import type { Section, SectionOptions } from './report/section.js';
+import type { Asset } from '../../src/catalogue/survey.js';
+import { aoiMercatorBounds } from '../../src/geo/aoi.js';
+import { RasterEngine } from '../../src/raster/index.js';
+import { LocalStorage } from '../../src/storage/local-storage.js';
+import { measureGdalCli } from '../contenders/gdal-cli.js';
+import { measureRasterioAoi } from '../contenders/rasterio-aoi.js';
+import type { Section, SectionOptions } from '../report/section.js';
+import { idleRssMb, measureDownload, measureEngine, type Sample, spawnJson } from './measure.js';
+import type { Probe } from './probe.js';
+import {
+  type Agreement,
+  type CaseResult,
+  CONTENDERS,
+  type ConcurrencyResult,
+  type Contender,
+  type Format,
+  type RasterRaw,
+  type RasterSettings,
+} from './raw.js';
+import { rasterSection } from './report.js';
+import { type RasterServer, startRasterServer } from './server.js';
+import { type BenchSurvey, benchSurvey } from './source.js';
 
 const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..');
+const ROOT = join(import.meta.dirname, '../..');
 export const WORK = join(ROOT, 'bench/work/raster');
 export const RADIUS = 100;
-
-export const CONTENDERS = ['nadir', 'engine', 'gdal', 'gdalTuned', 'rasterio'] as const;
-export type Contender = (typeof CONTENDERS)[number];
-export type Format = 'tif' | 'jpg';
-
-export interface RasterSettings {
-  sizes: number[];
-  formats: Format[];
-  rounds: number;
-  /** Eight concurrent 5000 x 5000 renders, with and without admission control. */
-  concurrency: boolean;
-}
 
 export function rasterSettings(quick: boolean, overrides: Partial<RasterSettings> = {}): RasterSettings {
   const base: RasterSettings = {
@@ -58,39 +56,6 @@ export function rasterSettings(quick: boolean, overrides: Partial<RasterSettings
     concurrency: !quick,
   };
   return { ...base, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
-}
-
-export interface CaseResult {
-  format: Format;
-  size: number;
-  samples: Record<Contender, Sample[]>;
-  /** A fresh `nadir serve` answering this one request: its memory before (after a 64 px request) and at the peak. */
-  freshServer: { idleMb: number; peakMb: number };
-  /** How each peer's file compares with nadir's (from the first round). */
-  sameAsNadir: Record<'gdal' | 'gdalTuned' | 'rasterio', Agreement>;
-}
-
-export interface Agreement {
-  /** gdalinfo -checksum of every band equal. */
-  identical: boolean;
-  /** Mean absolute difference per channel value (0-255), 0 when identical. */
-  meanDifference: number;
-}
-
-export interface ConcurrencyResult extends Probe {
-  label: string;
-}
-
-export interface RasterRaw {
-  settings: RasterSettings;
-  machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
-  versions: Record<string, string>;
-  survey: { id: string; centre: BenchSurvey['centre']; ortho: Pick<Asset, 'width' | 'height' | 'gsd' | 'maxZoom'> };
-  /** The server's resident memory before the first request, MB. */
-  serverIdleMb: number;
-  cases: CaseResult[];
-  concurrency: ConcurrencyResult[];
-  seconds: number;
 }
 
 /** Per-band checksums: equal means the same pixel values. */
@@ -248,7 +213,7 @@ async function freshServerMemory(bench: BenchSurvey, format: Format, size: numbe
 async function concurrent(bench: BenchSurvey, log: (line: string) => void): Promise<ConcurrencyResult[]> {
   const surveyFile = join(WORK, 'survey.json');
   await writeFile(surveyFile, JSON.stringify(bench));
-  const probe = join(ROOT, 'bench/raster-probe.ts');
+  const probe = join(ROOT, 'bench/raster/probe.ts');
   const results: ConcurrencyResult[] = [];
   for (const [mode, label] of [
     ['admission', 'default admission (1 GiB budget, 10 s queue)'],

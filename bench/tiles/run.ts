@@ -4,7 +4,7 @@
  * server (the ceiling of one event loop), all started here on loopback, driven by wrk at 1, 8, 64
  * and 256 keep-alive connections, in alternating rounds.
  *
- *   node --import tsx bench/tiles.ts [--quick] [--fresh] [--profile] [--rounds N] [--seconds S]
+ *   node --import tsx bench/tiles/run.ts [--quick] [--fresh] [--profile] [--rounds N] [--seconds S]
  *     [--connections 1,8,64,256] [--nadir-workers N|auto] [--no-write]
  *
  * bench/run.ts calls runTilesSection for the full report; standalone, the section is written to
@@ -16,39 +16,23 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { startMapServer } from './contenders/mapserver.js';
-import { startRasterioTiler } from './contenders/rasterio-tiler.js';
-import { startTileNginx } from './load/nginx.js';
-import { type Service, scratchDir } from './load/processes.js';
-import { writeSectionPage } from './report/page.js';
-import type { Section, SectionOptions } from './report/section.js';
-import { tileData, WORK } from './tiles/data.js';
-import { decodeTiles, type EncoderResult, measureEncoders } from './tiles/encoders.js';
-import { measureOnce, runMatrix, type Target } from './tiles/measure.js';
-import { formatProfile, type ProfileSummary, summariseProfiles } from './tiles/profile.js';
-import { tilesSection } from './tiles/report.js';
-import { startBareNode, startNadir } from './tiles/servers.js';
-import { prewarm, tileTargets } from './tiles/targets.js';
-import { findTileLists, nadirTileUrl, type TileLists } from './tiles/tile-lists.js';
+import { startMapServer } from '../contenders/mapserver.js';
+import { startRasterioTiler } from '../contenders/rasterio-tiler.js';
+import { startTileNginx } from '../load/nginx.js';
+import { type Service, scratchDir } from '../load/processes.js';
+import { formatProfile, type ProfileSummary, summariseProfiles } from '../load/profile.js';
+import { writeSectionPage } from '../report/page.js';
+import type { Section, SectionOptions } from '../report/section.js';
+import { tileData, WORK } from './data.js';
+import { decodeTiles, measureEncoders } from './encoders.js';
+import { measureOnce, runMatrix, type Target } from './measure.js';
+import type { TilesRaw, TilesSettings } from './raw.js';
+import { tilesSection } from './report.js';
+import { startBareNode, startNadir } from './servers.js';
+import { prewarm, tileTargets } from './targets.js';
+import { findTileLists, nadirTileUrl } from './tile-lists.js';
 
 const run = promisify(execFile);
-
-export interface TilesSettings {
-  connections: number[];
-  rounds: number;
-  seconds: number;
-  warmupSeconds: number;
-  threads: number;
-  /** Distinct tiles per list. */
-  maxTiles: number;
-  /** nadir's decoded-tile cache per process (NADIR_TILE_CACHE_MB) and GDAL_CACHEMAX per GDAL process, MB. */
-  cacheMb: number;
-  /** NADIR_WORKERS, when given. */
-  nadirWorkers?: string;
-  /** Re-run nadir under --cpu-prof for a pass-through, a composite jpg and a composite png run, and summarise. */
-  profile: boolean;
-  bareBodyBytes: number;
-}
 
 export function tilesSettings(quick: boolean, overrides: Partial<TilesSettings> = {}): TilesSettings {
   const base: TilesSettings = quick
@@ -108,23 +92,6 @@ async function versions(): Promise<Record<string, string>> {
       () => '?',
     ),
   };
-}
-
-export interface TilesRaw {
-  settings: TilesSettings;
-  machine: { cpus: number; model: string; loadStart: number[]; loadEnd: number[] };
-  versions: Record<string, string>;
-  data: { surveys: number; older: unknown; newer: unknown };
-  lists: Omit<TileLists, 'etags'>;
-  nadirProcesses: number;
-  /** Processes of the `--workers auto` server (a primary and one worker per core). */
-  nadirClusterProcesses: number;
-  pixelDifference: Record<string, number | undefined>;
-  targets: { id: string; name: string; urls: number; expect: number }[];
-  points: Awaited<ReturnType<typeof runMatrix>>;
-  encoders: EncoderResult[];
-  profiles: Record<string, ProfileSummary>;
-  seconds: number;
 }
 
 async function profileNadir(
@@ -314,7 +281,7 @@ async function main(): Promise<void> {
       nadirWorkers: values['nadir-workers'],
     },
   );
-  const command = ['node --import tsx bench/tiles.ts', ...process.argv.slice(2)].join(' ');
+  const command = ['node --import tsx bench/tiles/run.ts', ...process.argv.slice(2)].join(' ');
   await writeTilesPage(section, command, values.quick, values['no-write']);
 }
 

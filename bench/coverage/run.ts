@@ -10,9 +10,10 @@ import { statSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { aoiLonLatBounds } from '../src/geo/aoi.js';
-import { cachedCatalogue, queryPoints } from './coverage-catalogue.js';
-import { type Floor, type MatchStats, openFloor, type Rate } from './coverage-floor.js';
+import { aoiLonLatBounds } from '../../src/geo/aoi.js';
+import type { Section, SectionOptions } from '../report/section.js';
+import { cachedCatalogue, queryPoints } from './catalogue.js';
+import { type Floor, openFloor } from './floor.js';
 import {
   checkAgreement,
   type HttpFigures,
@@ -22,32 +23,14 @@ import {
   RADIUS,
   RESOURCES,
   readThrough,
-} from './coverage-http.js';
-import { coverageSection } from './coverage-report.js';
-import { type CoverageServer, startCoverageServer } from './coverage-server.js';
-import type { Section, SectionOptions } from './report/section.js';
-import type { ProfileSummary } from './tiles/profile.js';
+} from './http.js';
+import type { CoverageRaw, CoverageSettings, SizeResult } from './raw.js';
+import { coverageSection } from './report.js';
+import { type CoverageServer, startCoverageServer } from './server.js';
 
 const run = promisify(execFile);
-const ROOT = join(import.meta.dirname, '..');
+const ROOT = join(import.meta.dirname, '../..');
 export const WORK = join(ROOT, 'bench/work/coverage');
-
-export interface CoverageSettings {
-  sizes: number[];
-  rounds: number;
-  /** wrk's measured seconds per size and round, after `warmupSeconds` thrown away. */
-  seconds: number;
-  warmupSeconds: number;
-  /** Seconds per floor (raw SQL, search) per size and round. */
-  floorSeconds: number;
-  connections: number;
-  /** Distinct query points per size, requested round robin. */
-  points: number;
-  /** NADIR_WORKERS values to measure: '1' (serve's default) and 'auto' (one process per core). */
-  workers: string[];
-  /** Run the largest size once more under --cpu-prof and summarise where the server's time goes. */
-  profile: boolean;
-}
 
 export function coverageSettings(quick: boolean, overrides: Partial<CoverageSettings> = {}): CoverageSettings {
   const base: CoverageSettings = quick
@@ -75,37 +58,6 @@ export function coverageSettings(quick: boolean, overrides: Partial<CoverageSett
       };
   const given = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined));
   return { ...base, ...given };
-}
-
-export type { HttpFigures } from './coverage-http.js';
-
-export interface SizeRound {
-  round: number;
-  /** By NADIR_WORKERS value. */
-  http: Record<string, HttpFigures>;
-  sql: Rate;
-  search: Rate;
-}
-
-export interface SizeResult {
-  surveys: number;
-  databaseMb: number;
-  /** Seconds to build the catalogue, when this run built it (else it was reused from bench/work/coverage). */
-  buildSeconds?: number;
-  cities: number;
-  regionKm: number;
-  matches: MatchStats;
-  rounds: SizeRound[];
-}
-
-export interface CoverageRaw {
-  settings: CoverageSettings;
-  machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
-  versions: Record<string, string>;
-  request: string;
-  sizes: SizeResult[];
-  profile?: { surveys: number; requestsPerSecond: number; summary: ProfileSummary };
-  seconds: number;
 }
 
 async function versions(): Promise<Record<string, string>> {

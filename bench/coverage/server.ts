@@ -4,8 +4,8 @@
  * the account and key the requests use are added to it first.
  */
 import { readdir, readFile } from 'node:fs/promises';
-import { issueBenchKey, startNadirServe } from './load/nadir-serve.js';
-import { removeScratch, type Service, scratchDir } from './load/processes.js';
+import { issueBenchKey, startNadirServe } from '../load/nadir-serve.js';
+import { removeScratch, type Service, scratchDir } from '../load/processes.js';
 
 export interface CoverageServer extends Service {
   url: string;

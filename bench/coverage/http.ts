@@ -4,13 +4,13 @@
  * and a profiled run.
  */
 import { open, rm } from 'node:fs/promises';
-import type { Bounds } from '../src/geo/web-mercator.js';
-import type { SyntheticCatalogue } from './coverage-catalogue.js';
-import type { Floor } from './coverage-floor.js';
-import { type CoverageServer, startCoverageServer } from './coverage-server.js';
-import { scratchDir } from './load/processes.js';
-import { assertAllStatus, runWrk, type WrkResult } from './load/wrk.js';
-import { summariseProfiles } from './tiles/profile.js';
+import type { Bounds } from '../../src/geo/web-mercator.js';
+import { scratchDir } from '../load/processes.js';
+import { summariseProfiles } from '../load/profile.js';
+import { assertAllStatus, runWrk, type WrkResult } from '../load/wrk.js';
+import type { SyntheticCatalogue } from './catalogue.js';
+import type { Floor } from './floor.js';
+import { type CoverageServer, startCoverageServer } from './server.js';
 
 export const RADIUS = 50;
 export const RESOURCES = ['TrueOrtho', 'DetailDsm'] as const;
