@@ -17,7 +17,6 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { Asset } from '../../src/catalogue/survey.js';
@@ -26,6 +25,7 @@ import { RasterEngine } from '../../src/raster/index.js';
 import { LocalStorage } from '../../src/storage/local-storage.js';
 import { measureGdalCli } from '../contenders/gdal-cli.js';
 import { measureRasterioAoi } from '../contenders/rasterio-aoi.js';
+import { surveyFile } from '../load/survey-files.js';
 import type { Section, SectionOptions } from '../report/section.js';
 import { idleRssMb, measureDownload, measureEngine, type Sample, spawnJson } from './measure.js';
 import type { Probe } from './probe.js';
@@ -95,7 +95,7 @@ interface Context {
 async function measureCase(ctx: Context, format: Format, size: number, rounds: number, first: boolean) {
   const { server, engine, ortho, scratch } = ctx;
   const aoi = { ...ctx.bench.centre, radius: RADIUS };
-  const cli = { cog: fileURLToPath(ortho.uri), bounds: aoiMercatorBounds(aoi), size, format };
+  const cli = { cog: surveyFile(join(WORK, 'data'), ortho.uri), bounds: aoiMercatorBounds(aoi), size, format };
   const out = (who: Contender) => join(scratch, `${who}-${size}.${format}`);
   const measure: Record<Contender, (save: boolean) => Promise<Sample>> = {
     nadir: (save) =>

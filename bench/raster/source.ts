@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { createServices, systemClock } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { surveyFile } from '../load/survey-files.js';
 
 const run = promisify(execFile);
 
@@ -79,7 +80,7 @@ export async function benchSurvey(dir: string, log: (message: string) => void): 
   const cached = join(dir, 'survey.json');
   if (existsSync(cached)) {
     const saved = JSON.parse(await readFile(cached, 'utf8')) as BenchSurvey;
-    const uris = Object.values(saved.survey.assets).map((a) => new URL(a.uri).pathname);
+    const uris = Object.values(saved.survey.assets).map((a) => surveyFile(join(dir, 'data'), a.uri));
     if (uris.every((path) => existsSync(path))) return saved;
   }
   await mkdir(dir, { recursive: true });
