@@ -42,8 +42,14 @@ function wholeRasterCollar(pixels: Uint8Array): Uint8Array {
       stack.push(i);
     }
   };
-  for (let x = 0; x < WIDTH; x++) push(x), push((HEIGHT - 1) * WIDTH + x);
-  for (let y = 0; y < HEIGHT; y++) push(y * WIDTH), push(y * WIDTH + WIDTH - 1);
+  for (let x = 0; x < WIDTH; x++) {
+    push(x);
+    push((HEIGHT - 1) * WIDTH + x);
+  }
+  for (let y = 0; y < HEIGHT; y++) {
+    push(y * WIDTH);
+    push(y * WIDTH + WIDTH - 1);
+  }
   for (let i = stack.pop(); i !== undefined; i = stack.pop()) {
     const x = i % WIDTH;
     if (x > 0) push(i - 1);
