@@ -6,6 +6,7 @@ import { join } from 'node:path';
 // compiled dist/, so its render workers are plain JavaScript even when nadir runs under tsx.
 import { DEFAULT_SEED, type DemoSurveyOutput, GENERATOR_REVISION, generateDemoTown } from '@nadir/demo-town';
 import type { AccountStore } from '../../accounts/index.js';
+import { boundIngestMemory } from '../../ingest/memory.js';
 import { type CliContext, type Command, parseCommandArgs, printJson } from '../command.js';
 import { createProgressReporter } from '../progress.js';
 
@@ -46,6 +47,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
     const seed = values.seed === undefined ? DEFAULT_SEED : Number(values.seed);
     if (!Number.isInteger(seed) || seed < 0)
       throw new Error(`--seed must be a non-negative integer, got ${values.seed}`);
+    boundIngestMemory();
     const services = await ctx.services();
     const started = Date.now();
     const outDir = join(ctx.config.dataDir, 'demo', `town-${seed}`);
@@ -55,7 +57,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
       | DemoSurveyOutput[]
       | null;
     if (!outputs || values.force) {
-      const progress = createProgressReporter(ctx.stderr, 'demo: generating town');
+      const progress = createProgressReporter(ctx.stderr, 'demo: generating town', services.clock);
       outputs = await generateDemoTown({ outDir, seed, onProgress: (d, t, label) => progress.update(label, d / t) });
       progress.done(`${outputs.length} surveys generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       await writeFile(stamp, JSON.stringify(outputs));
@@ -63,7 +65,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
     const ingestStarted = Date.now();
     for (const output of outputs) {
       if (!values.force && (await services.catalogue.get(output.id))) continue;
-      const progress = createProgressReporter(ctx.stderr, `demo: ingest ${output.captureDate}`);
+      const progress = createProgressReporter(ctx.stderr, `demo: ingest ${output.captureDate}`, services.clock);
       const survey = await services.ingestor.ingestManifestFile(output.manifestPath, (e) =>
         progress.update(e.label, e.fraction),
       );

@@ -1,4 +1,5 @@
 import type { Survey } from '../../catalogue/survey.js';
+import { boundIngestMemory } from '../../ingest/memory.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
 import { createProgressReporter } from '../progress.js';
 
@@ -32,10 +33,11 @@ once all its files are written.`,
   async run(args: string[], ctx: CliContext) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
     if (positionals.length === 0) throw new UsageError('give at least one manifest file');
-    const { ingestor } = await ctx.services();
+    boundIngestMemory();
+    const { ingestor, clock } = await ctx.services();
     const results: Survey[] = [];
     for (const manifest of positionals) {
-      const progress = createProgressReporter(ctx.stderr, `ingest ${manifest}`);
+      const progress = createProgressReporter(ctx.stderr, `ingest ${manifest}`, clock);
       const survey = await ingestor.ingestManifestFile(manifest, (e) => progress.update(e.label, e.fraction));
       progress.done(`survey ${survey.id} version ${survey.version}`);
       results.push(survey);
