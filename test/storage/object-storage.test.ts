@@ -220,9 +220,18 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
       assets: { TrueOrtho: big },
     });
     const env = { ...process.env, ...s3.env, NADIR_DATA_DIR: bucket.dir, NADIR_STORAGE: 's3://imagery/nadir' };
-    for (const delay of [300, 1_500, 3_000]) {
+    // Killed once its version is reserved (its staging folder exists), then later and later:
+    // fixed delays from the start would depend on how loaded the machine is.
+    for (const delay of [0, 1_200, 2_700]) {
       const child = spawn(process.execPath, cliArgs('ingest', manifest), { cwd: PROJECT_ROOT, env, stdio: 'ignore' });
       const exited = new Promise((resolve) => child.once('exit', resolve));
+      const deadline = performance.now() + 60_000;
+      const mine = `${id}.${child.pid}.`;
+      while (!(await readdir(join(bucket.dir, 'staging')).catch(() => [])).some((n) => n.startsWith(mine))) {
+        assert.equal(child.exitCode, null, 'the ingest was still running when it was to be killed');
+        assert.ok(performance.now() < deadline, 'no staging folder appeared');
+        await sleep(20);
+      }
       await sleep(delay);
       child.kill('SIGKILL');
       await exited;
