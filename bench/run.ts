@@ -1,11 +1,13 @@
 /**
- * `npm run bench`: every benchmark part in one run on loopback (tiles, coverage, raster), each
- * starting and stopping its own servers, then the results as JSON (bench/results/<date>.json,
- * committed) and as a report with charts (docs/benchmarks.md, docs/benchmarks/*.png).
+ * `npm run bench`: every benchmark part in one run on loopback (tiles, coverage, raster, scale,
+ * storage), each starting and stopping its own servers, then the results as JSON
+ * (bench/results/<date>.json, committed) and as a report with charts (docs/benchmarks.md,
+ * docs/benchmarks/*.png).
  *
- *   node --import tsx bench/run.ts [--only tiles|coverage|raster] [--quick] [--fresh] [--profile] [--no-write]
+ *   node --import tsx bench/run.ts [--only tiles|coverage|raster|scale|storage] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
  *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
+ *     [--scale-sizes 1000000,10000000]  (the scale part's catalogue sizes: 100k quick, 1M and 10M full)
  *   node --import tsx bench/run.ts --render bench/results/<date>.json
  *
  * --only runs one part and carries the others over from the latest results file, so the report stays
@@ -15,7 +17,7 @@
  * rebuilt from its raw figures, so a change to how it is reported needs no new run).
  * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
  *
- * Layout: one folder per part (tiles/, coverage/, raster/), each with run.ts (measures, returns the
+ * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/), each with run.ts (measures, returns the
  * raw figures), raw.ts (their types, imported by run and report alike, so no import cycle;
  * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> Section: goals,
  * tables, charts, words); main.ts runs a part alone with its own settings. PARTS below lists them.
@@ -43,6 +45,10 @@ import { measureRaster } from './raster/run.js';
 import { writeCharts } from './report/charts.js';
 import { renderReport } from './report/markdown.js';
 import type { Part, Section, SectionOptions } from './report/section.js';
+import { scaleSection } from './scale/report.js';
+import { measureScale } from './scale/run.js';
+import { storageSection } from './storage/report.js';
+import { measureStorage } from './storage/run.js';
 import { tilesSection, writeTilesPage } from './tiles/report.js';
 import { measureTiles } from './tiles/run.js';
 
@@ -72,6 +78,7 @@ const { values } = parseArgs({
     'nadir-workers': { type: 'string' },
     'tile-rounds': { type: 'string' },
     'tile-seconds': { type: 'string' },
+    'scale-sizes': { type: 'string' },
   },
 });
 
@@ -94,6 +101,12 @@ const PARTS: Part<unknown>[] = [
   },
   { id: 'coverage', run: measureCoverage, report: coverageSection },
   { id: 'raster', run: measureRaster, report: rasterSection },
+  {
+    id: 'scale',
+    run: (options) => measureScale(options, { sizes: values['scale-sizes']?.split(',').map(Number) }),
+    report: scaleSection,
+  },
+  { id: 'storage', run: measureStorage, report: storageSection },
 ];
 const PART_IDS = PARTS.map((part) => part.id);
 
