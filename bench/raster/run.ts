@@ -17,7 +17,6 @@ import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { Asset } from '../../src/catalogue/survey.js';
@@ -89,6 +88,8 @@ interface Context {
   engine: RasterEngine;
   bench: BenchSurvey;
   ortho: Asset;
+  /** The ortho COG on disk, for the command lines (the catalogue holds its storage key). */
+  orthoPath: string;
   scratch: string;
   log: (line: string) => void;
 }
@@ -96,7 +97,7 @@ interface Context {
 async function measureCase(ctx: Context, format: Format, size: number, rounds: number, first: boolean) {
   const { server, engine, ortho, scratch } = ctx;
   const aoi = { ...ctx.bench.centre, radius: RADIUS };
-  const cli = { cog: fileURLToPath(ortho.uri), bounds: aoiMercatorBounds(aoi), size, format };
+  const cli = { cog: ctx.orthoPath, bounds: aoiMercatorBounds(aoi), size, format };
   const out = (who: Contender) => join(scratch, `${who}-${size}.${format}`);
   const measure: Record<Contender, (save: boolean) => Promise<Sample>> = {
     nadir: (save) =>
@@ -155,11 +156,13 @@ export async function measureRaster(
     // The in-process engine is the compiled one, as the server runs it.
     const { RasterEngine } = await importCompiled<typeof RasterModule>('raster/index.js');
     const { LocalStorage } = await importCompiled<typeof LocalStorageModule>('storage/local-storage.js');
+    const storage = new LocalStorage(join(WORK, 'data'));
     const ctx: Context = {
       server,
-      engine: new RasterEngine({ storage: new LocalStorage(join(WORK, 'data')) }),
+      engine: new RasterEngine({ storage }),
       bench,
       ortho,
+      orthoPath: storage.gdalPath(ortho.uri),
       scratch,
       log,
     };
