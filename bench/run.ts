@@ -1,11 +1,13 @@
 /**
- * `npm run bench`: every benchmark part in one run on loopback (tiles, coverage, raster), each
- * starting and stopping its own servers, then the results as JSON (bench/results/<date>.json,
- * committed) and as a report with charts (docs/benchmarks.md, docs/benchmarks/*.png).
+ * `npm run bench`: every benchmark part in one run on loopback (tiles, coverage, raster, scale,
+ * storage), each starting and stopping its own servers, then the results as JSON
+ * (bench/results/<date>.json, committed) and as a report with charts (docs/benchmarks.md,
+ * docs/benchmarks/*.png).
  *
- *   node --import tsx bench/run.ts [--only tiles|coverage|raster] [--quick] [--fresh] [--profile] [--no-write]
+ *   node --import tsx bench/run.ts [--only tiles|coverage|raster|scale|storage] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
  *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
+ *     [--scale-sizes 1000000,10000000]  (the scale part's catalogue sizes: 100k quick, 1M and 10M full)
  *   node --import tsx bench/run.ts --render bench/results/<date>.json
  *
  * --only runs one part and carries the others over from the latest results file, so the report stays
@@ -15,37 +17,46 @@
  * rebuilt from its raw figures, so a change to how it is reported needs no new run).
  * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
  *
- * Layout: one folder per part (tiles/, coverage/, raster/), each with run.ts (measures, returns a
- * Section), raw.ts (the raw figures' types, imported by run and report alike, so no import cycle;
- * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> tables, charts,
- * goals). Shared: load/ (starting and stopping processes, nadir serve, nginx, wrk, CPU profiles),
- * report/ (the Section type, markdown, charts), contenders/ (the peers nadir is measured against).
- * Imports: what is measured runs compiled, as deployed: every nadir server is `dist/cli/bin.js
- * serve` started by load/nadir-serve.ts, and the coverage floors import dist/. bench/ imports
- * src/ only for what is not measured (geometry, building data through the composition root,
- * types) and for the raster probe, whose time is GDAL's own.
+ * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/), each with run.ts (measures, returns the
+ * raw figures), raw.ts (their types, imported by run and report alike, so no import cycle;
+ * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> Section: goals,
+ * tables, charts, words); main.ts runs a part alone with its own settings. PARTS below lists them.
+ * Shared: load/ (starting and stopping processes: nadir serve, nginx, wrk, CPU profiles, the
+ * compiled modules), report/ (the Section and Part types, markdown, charts), contenders/ (the peers
+ * nadir is measured against).
+ *
+ * Import policy: what is measured runs compiled (dist/), as deployed. Every nadir server is
+ * `bin/nadir serve` (dist/cli/bin.js), started only by load/nadir-serve.ts; code a part times in
+ * its own process (the coverage floors, the tile encoders, the raster engine) is loaded from dist/
+ * by load/compiled.ts and typed with `import type` from src/. Value imports of src/ (run by tsx)
+ * are for what is not timed: geometry, building data and keys through the composition root.
+ * Nothing imports dist/ statically, so type checking needs no build.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { runCoverageSection } from './coverage/run.js';
+import { coverageSection } from './coverage/report.js';
+import { measureCoverage } from './coverage/run.js';
 import { startedGroups } from './load/processes.js';
-import { runRasterSection } from './raster/run.js';
+import { rasterSection } from './raster/report.js';
+import { measureRaster } from './raster/run.js';
 import { writeCharts } from './report/charts.js';
 import { renderReport } from './report/markdown.js';
-import type { Section, SectionOptions } from './report/section.js';
-import { tilesSection } from './tiles/report.js';
-import { runTilesSection, writeTilesPage } from './tiles/run.js';
+import type { Part, Section, SectionOptions } from './report/section.js';
+import { scaleSection } from './scale/report.js';
+import { measureScale } from './scale/run.js';
+import { storageSection } from './storage/report.js';
+import { measureStorage } from './storage/run.js';
+import { tilesSection, writeTilesPage } from './tiles/report.js';
+import { measureTiles } from './tiles/run.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 const RESULTS = join(ROOT, 'bench/results');
 const DOC = join(ROOT, 'docs/benchmarks.md');
 const CHARTS = join(ROOT, 'docs/benchmarks');
-const PART_IDS = ['tiles', 'coverage', 'raster'] as const;
-type PartId = (typeof PART_IDS)[number];
 
 interface Results {
   date: string;
@@ -67,6 +78,7 @@ const { values } = parseArgs({
     'nadir-workers': { type: 'string' },
     'tile-rounds': { type: 'string' },
     'tile-seconds': { type: 'string' },
+    'scale-sizes': { type: 'string' },
   },
 });
 
@@ -75,17 +87,28 @@ function log(line: string): void {
 }
 
 /** Every part, in report order: bench/<id>/run.ts measures, raw.ts types its figures, report.ts words them. */
-const PARTS: Record<PartId, (options: SectionOptions) => Promise<Section>> = {
-  tiles: (options) =>
-    runTilesSection(options, {
-      profile: values.profile,
-      nadirWorkers: values['nadir-workers'],
-      rounds: values['tile-rounds'] ? Number(values['tile-rounds']) : undefined,
-      seconds: values['tile-seconds'] ? Number(values['tile-seconds']) : undefined,
-    }),
-  coverage: (options) => runCoverageSection(options),
-  raster: (options) => runRasterSection(options),
-};
+const PARTS: Part<unknown>[] = [
+  {
+    id: 'tiles',
+    run: (options) =>
+      measureTiles(options, {
+        profile: values.profile,
+        nadirWorkers: values['nadir-workers'],
+        rounds: values['tile-rounds'] ? Number(values['tile-rounds']) : undefined,
+        seconds: values['tile-seconds'] ? Number(values['tile-seconds']) : undefined,
+      }),
+    report: tilesSection,
+  },
+  { id: 'coverage', run: measureCoverage, report: coverageSection },
+  { id: 'raster', run: measureRaster, report: rasterSection },
+  {
+    id: 'scale',
+    run: (options) => measureScale(options, { sizes: values['scale-sizes']?.split(',').map(Number) }),
+    report: scaleSection,
+  },
+  { id: 'storage', run: measureStorage, report: storageSection },
+];
+const PART_IDS = PARTS.map((part) => part.id);
 
 /** The newest full (not quick) results file, for the sections this run does not measure. */
 async function latestResults(): Promise<Results | undefined> {
@@ -113,10 +136,10 @@ async function writeReport(results: Results, resultsFile: string): Promise<void>
 async function render(file: string): Promise<number> {
   const results = JSON.parse(await readFile(file, 'utf8')) as Results;
   for (const entry of results.sections) {
-    if (entry.section.id !== 'tiles') continue;
-    entry.section = tilesSection(entry.section.raw as Parameters<typeof tilesSection>[0]);
+    const part = PARTS.find((p) => p.id === entry.section.id);
+    if (part) entry.section = part.report(entry.section.raw);
     // The tile page and the results file carry the same words as the report.
-    await writeTilesPage(entry.section, results.command, results.quick);
+    if (entry.section.id === 'tiles') await writeTilesPage(entry.section, results.command, results.quick);
   }
   await writeFile(file, `${JSON.stringify(results, null, 1)}\n`);
   await writeReport(results, file.replace(`${ROOT}/`, ''));
@@ -125,7 +148,7 @@ async function render(file: string): Promise<number> {
 
 async function main(): Promise<number> {
   if (values.render) return render(values.render);
-  const only = values.only as PartId | undefined;
+  const only = values.only;
   if (only !== undefined && !PART_IDS.includes(only)) throw new Error(`--only must be one of ${PART_IDS.join(', ')}`);
   if (!existsSync(join(ROOT, 'dist/cli/bin.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   const started = Date.now();
@@ -133,10 +156,11 @@ async function main(): Promise<number> {
   const options: SectionOptions = { quick: values.quick, fresh: values.fresh, log };
   const measured: { date: string; section: Section }[] = [];
   const problems: string[] = [];
-  for (const id of only ? [only] : PART_IDS) {
+  for (const part of PARTS.filter((p) => only === undefined || p.id === only)) {
+    const id = part.id;
     log(`${id}: starting`);
     try {
-      const result = await PARTS[id](options);
+      const result = part.report(await part.run(options));
       measured.push({ date, section: result });
       problems.push(...(result.failures ?? []).map((f) => `${id}: ${f}`));
       log(`${id}: done`);
@@ -150,7 +174,7 @@ async function main(): Promise<number> {
     (s) => !measured.some((m) => m.section.id === s.section.id),
   );
   const sections = [...measured, ...carried].sort(
-    (a, b) => PART_IDS.indexOf(a.section.id as PartId) - PART_IDS.indexOf(b.section.id as PartId),
+    (a, b) => PART_IDS.indexOf(a.section.id) - PART_IDS.indexOf(b.section.id),
   );
   const command = ['node --import tsx bench/run.ts', ...process.argv.slice(2)].join(' ');
   const results: Results = { date, command, quick: values.quick, seconds: (Date.now() - started) / 1000, sections };

@@ -2,7 +2,7 @@
  * The GDAL command line making an AOI raster from a COG: wall time (process start-up included) and
  * peak RSS from /usr/bin/time, through bench/raster/measure.ts's `measureCommands`.
  *
- * The commands are those bench/raster.ts compares nadir with (its `cliCommands` is private to that
+ * The commands are those bench/raster/run.ts compares nadir with (its `cliCommands` is private to that
  * script, which runs on import), written here for any bounds and size: nadir's creation options,
  * DEFLATE level included, so the files are the same; "tuned" adds what nadir itself passes GDAL.
  */

@@ -189,8 +189,26 @@ export async function buildSyntheticCatalogue(path: string, count: number): Prom
   } finally {
     db.close();
   }
+  // An older file's log beside the new one would be read as the new one's.
+  for (const suffix of ['-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
   renameSync(partial, path);
   return layout;
+}
+
+/**
+ * Whether a cached file holds all `count` surveys. A build whose pages were left in a write-ahead
+ * log that did not follow the rename (a run killed while closing the file) leaves an empty file
+ * under the finished name, which every query would silently answer with no match.
+ */
+function holdsSurveys(path: string, count: number): boolean {
+  const db = openSqlite(path);
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM surveys').get() as { n: number }).n === count;
+  } catch {
+    return false;
+  } finally {
+    db.close();
+  }
 }
 
 /** The cached catalogue of `count` surveys under `dir` (built when missing or `fresh`), and its layout. */
@@ -200,7 +218,7 @@ export async function cachedCatalogue(
   fresh: boolean,
 ): Promise<{ path: string; layout: SyntheticCatalogue; built: boolean; buildSeconds?: number }> {
   const path = `${dir}/catalogue-v${GENERATOR_VERSION}-${count}.sqlite`;
-  if (existsSync(path) && !fresh) {
+  if (existsSync(path) && !fresh && holdsSurveys(path, count)) {
     // The layout is cheap to regenerate; only the survey centres need one pass of the generator.
     const layout = layoutFor(count);
     for (const _ of generate(layout));

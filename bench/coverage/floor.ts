@@ -8,14 +8,12 @@
  *
  * One caller, one query at a time, no HTTP, authentication, JSON or token.
  */
-import { join } from 'node:path';
 import type { SurveySearch } from '../../src/catalogue/catalogue.js';
 import type * as CatalogueModule from '../../src/catalogue/sqlite-catalogue.js';
 import type { ContentType } from '../../src/catalogue/survey.js';
 import type * as SqliteModule from '../../src/db/sqlite.js';
 import type { Bounds } from '../../src/geo/web-mercator.js';
-
-const DIST = join(import.meta.dirname, '../../dist');
+import { importCompiled } from '../load/compiled.js';
 
 export interface Rate {
   perSecond: number;
@@ -60,10 +58,10 @@ function rate(latencies: number[], seconds: number): Rate {
 }
 
 export async function openFloor(database: string, types: ContentType[]): Promise<Floor> {
-  const { candidatesSql, SqliteSurveyCatalogue, typeMask } = (await import(
-    join(DIST, 'catalogue/sqlite-catalogue.js')
-  )) as typeof CatalogueModule;
-  const { openSqlite } = (await import(join(DIST, 'db/sqlite.js'))) as typeof SqliteModule;
+  const { candidatesSql, SqliteSurveyCatalogue, typeMask } = await importCompiled<typeof CatalogueModule>(
+    'catalogue/sqlite-catalogue.js',
+  );
+  const { openSqlite } = await importCompiled<typeof SqliteModule>('db/sqlite.js');
   const db = openSqlite(database);
   const catalogue = new SqliteSurveyCatalogue(db, () => new Date());
   const statement = db.prepare(candidatesSql('listing'));

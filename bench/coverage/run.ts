@@ -11,7 +11,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { aoiLonLatBounds } from '../../src/geo/aoi.js';
-import type { Section, SectionOptions } from '../report/section.js';
+import type { SectionOptions } from '../report/section.js';
 import { cachedCatalogue, queryPoints } from './catalogue.js';
 import { type Floor, openFloor } from './floor.js';
 import {
@@ -25,7 +25,6 @@ import {
   readThrough,
 } from './http.js';
 import type { CoverageRaw, CoverageSettings, SizeResult } from './raw.js';
-import { coverageSection } from './report.js';
 import { type CoverageServer, startCoverageServer } from './server.js';
 
 const run = promisify(execFile);
@@ -66,10 +65,11 @@ async function versions(): Promise<Record<string, string>> {
   return { node: process.version, wrk: wrk.stdout.split(' Copyright')[0]?.trim() ?? '' };
 }
 
-export async function runCoverageSection(
+/** Measures; bench/coverage/report.ts words the figures. */
+export async function measureCoverage(
   options: SectionOptions,
   overrides: Partial<CoverageSettings> = {},
-): Promise<Section> {
+): Promise<CoverageRaw> {
   const settings = coverageSettings(options.quick, overrides);
   const log = (line: string) => options.log(`coverage: ${line}`);
   const started = Date.now();
@@ -158,7 +158,7 @@ export async function runCoverageSection(
       profile,
       seconds: (Date.now() - started) / 1000,
     };
-    return coverageSection(raw);
+    return raw;
   } finally {
     for (const bySetting of servers) for (const server of Object.values(bySetting)) await server.stop();
     for (const floor of floors) floor.close();

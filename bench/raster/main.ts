@@ -1,8 +1,8 @@
 /**
- * Raster benchmark on its own (`npm run bench:raster`); bench/run.ts calls runRasterSection for the
- * full report. Writes docs/benchmarks-raster.md and its charts under docs/benchmarks/.
+ * Raster benchmark on its own (`npm run bench:raster`), with the part's own settings; bench/run.ts runs
+ * it with the other parts for the full report. Writes docs/benchmarks-raster.md and its charts under docs/benchmarks/.
  *
- *   node --import tsx bench/raster.ts [--quick] [--fresh] [--sizes 500,1000,2000,5000] [--formats tif,jpg]
+ *   node --import tsx bench/raster/main.ts [--quick] [--fresh] [--sizes 500,1000,2000,5000] [--formats tif,jpg]
  *     [--rounds N] [--concurrency|--no-concurrency] [--no-write]
  *
  * --fresh rebuilds the survey in bench/work/raster. No network; every process it starts is stopped.
@@ -10,7 +10,8 @@
 import { parseArgs } from 'node:util';
 import { writeSectionPage } from '../report/page.js';
 import type { Format } from './raw.js';
-import { runRasterSection } from './run.js';
+import { rasterSection } from './report.js';
+import { measureRaster } from './run.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,7 +26,7 @@ const { values } = parseArgs({
   },
 });
 
-const section = await runRasterSection(
+const raw = await measureRaster(
   { quick: values.quick, fresh: values.fresh, log: (line) => process.stderr.write(`${line}\n`) },
   {
     sizes: values.sizes?.split(',').map(Number),
@@ -34,7 +35,7 @@ const section = await runRasterSection(
     concurrency: values['no-concurrency'] ? false : values.concurrency,
   },
 );
-await writeSectionPage(section, {
+await writeSectionPage(rasterSection(raw), {
   heading: 'Raster download benchmark',
   command: 'npm run bench:raster',
   quick: values.quick,

@@ -1,5 +1,5 @@
 /**
- * Peak memory of renders, each probe in a fresh process (run by bench/raster.ts):
+ * Peak memory of renders, each probe in a fresh process (run by bench/raster/run.ts):
  *
  *   probe.ts <survey.json> single <TrueOrtho|DetailDsm> <tif|jpg|png> <size>
  *   probe.ts <survey.json> concurrent <admission|unbounded>
@@ -10,9 +10,11 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Asset } from '../../src/catalogue/survey.js';
-import { isNadirError } from '../../src/errors.js';
-import { type ImageFormat, RasterEngine, type RasterEngineOptions } from '../../src/raster/index.js';
-import { LocalStorage } from '../../src/storage/local-storage.js';
+import type * as ErrorsModule from '../../src/errors.js';
+import type * as RasterModule from '../../src/raster/index.js';
+import type { ImageFormat, RasterEngineOptions } from '../../src/raster/index.js';
+import type * as LocalStorageModule from '../../src/storage/local-storage.js';
+import { importCompiled } from '../load/compiled.js';
 import { idleRssMb, peakRssMb, resetPeak } from './measure.js';
 import type { BenchSurvey } from './source.js';
 
@@ -53,6 +55,10 @@ function jobs(): { options: Omit<RasterEngineOptions, 'storage'>; list: Job[] } 
 }
 
 const { options, list } = jobs();
+// The compiled engine, as the server runs it; its errors are checked with the same module's test.
+const { RasterEngine } = await importCompiled<typeof RasterModule>('raster/index.js');
+const { LocalStorage } = await importCompiled<typeof LocalStorageModule>('storage/local-storage.js');
+const { isNadirError } = await importCompiled<typeof ErrorsModule>('errors.js');
 // The bench survey's files are in the data folder beside its description.
 const engine = new RasterEngine({ storage: new LocalStorage(join(dirname(surveyFile as string), 'data')), ...options });
 for (const asset of new Set(list.map((job) => job.asset))) {

@@ -21,12 +21,13 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import type { Asset } from '../../src/catalogue/survey.js';
 import { aoiMercatorBounds } from '../../src/geo/aoi.js';
-import { RasterEngine } from '../../src/raster/index.js';
-import { LocalStorage } from '../../src/storage/local-storage.js';
+import type * as RasterModule from '../../src/raster/index.js';
+import type { RasterEngine } from '../../src/raster/index.js';
+import type * as LocalStorageModule from '../../src/storage/local-storage.js';
 import { measureGdalCli } from '../contenders/gdal-cli.js';
 import { measureRasterioAoi } from '../contenders/rasterio-aoi.js';
-import { surveyFile } from '../load/survey-files.js';
-import type { Section, SectionOptions } from '../report/section.js';
+import { importCompiled } from '../load/compiled.js';
+import type { SectionOptions } from '../report/section.js';
 import { idleRssMb, measureDownload, measureEngine, type Sample, spawnJson } from './measure.js';
 import type { Probe } from './probe.js';
 import {
@@ -39,7 +40,6 @@ import {
   type RasterRaw,
   type RasterSettings,
 } from './raw.js';
-import { rasterSection } from './report.js';
 import { type RasterServer, startRasterServer } from './server.js';
 import { type BenchSurvey, benchSurvey } from './source.js';
 
@@ -88,6 +88,8 @@ interface Context {
   engine: RasterEngine;
   bench: BenchSurvey;
   ortho: Asset;
+  /** The ortho COG on disk, for the command lines (the catalogue holds its storage key). */
+  orthoPath: string;
   scratch: string;
   log: (line: string) => void;
 }
@@ -95,7 +97,7 @@ interface Context {
 async function measureCase(ctx: Context, format: Format, size: number, rounds: number, first: boolean) {
   const { server, engine, ortho, scratch } = ctx;
   const aoi = { ...ctx.bench.centre, radius: RADIUS };
-  const cli = { cog: surveyFile(join(WORK, 'data'), ortho.uri), bounds: aoiMercatorBounds(aoi), size, format };
+  const cli = { cog: ctx.orthoPath, bounds: aoiMercatorBounds(aoi), size, format };
   const out = (who: Contender) => join(scratch, `${who}-${size}.${format}`);
   const measure: Record<Contender, (save: boolean) => Promise<Sample>> = {
     nadir: (save) =>
@@ -132,10 +134,11 @@ async function measureCase(ctx: Context, format: Format, size: number, rounds: n
   return { format, size, samples, freshServer, sameAsNadir };
 }
 
-export async function runRasterSection(
+/** Measures; bench/raster/report.ts words the figures. */
+export async function measureRaster(
   options: SectionOptions,
   overrides: Partial<RasterSettings> = {},
-): Promise<Section> {
+): Promise<RasterRaw> {
   const settings = rasterSettings(options.quick, overrides);
   const log = (line: string) => options.log(`raster: ${line}`);
   const started = Date.now();
@@ -150,11 +153,16 @@ export async function runRasterSection(
   await mkdir(scratch, { recursive: true });
   try {
     const serverIdleMb = await idleRssMb(server.pid);
+    // The in-process engine is the compiled one, as the server runs it.
+    const { RasterEngine } = await importCompiled<typeof RasterModule>('raster/index.js');
+    const { LocalStorage } = await importCompiled<typeof LocalStorageModule>('storage/local-storage.js');
+    const storage = new LocalStorage(join(WORK, 'data'));
     const ctx: Context = {
       server,
-      engine: new RasterEngine({ storage: new LocalStorage(join(WORK, 'data')) }),
+      engine: new RasterEngine({ storage }),
       bench,
       ortho,
+      orthoPath: storage.gdalPath(ortho.uri),
       scratch,
       log,
     };
@@ -185,7 +193,7 @@ export async function runRasterSection(
       concurrency,
       seconds: (Date.now() - started) / 1000,
     };
-    return rasterSection(raw);
+    return raw;
   } finally {
     await server.stop();
     await rm(scratch, { recursive: true, force: true });

@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { createServices, systemClock } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
-import { surveyFile } from '../load/survey-files.js';
+import { LocalStorage } from '../../src/storage/local-storage.js';
 
 const run = promisify(execFile);
 
@@ -80,8 +80,10 @@ export async function benchSurvey(dir: string, log: (message: string) => void): 
   const cached = join(dir, 'survey.json');
   if (existsSync(cached)) {
     const saved = JSON.parse(await readFile(cached, 'utf8')) as BenchSurvey;
-    const uris = Object.values(saved.survey.assets).map((a) => surveyFile(join(dir, 'data'), a.uri));
-    if (uris.every((path) => existsSync(path))) return saved;
+    // The catalogue holds storage keys (older rows: file URIs); the storage knows where either is.
+    const storage = new LocalStorage(join(dir, 'data'));
+    const paths = Object.values(saved.survey.assets).map((a) => storage.gdalPath(a.uri));
+    if (paths.every((path) => existsSync(path))) return saved;
   }
   await mkdir(dir, { recursive: true });
   log(`building an ${ORTHO_SIZE} x ${ORTHO_SIZE} px orthophoto and a ${DSM_SIZE} x ${DSM_SIZE} px DSM`);

@@ -1,5 +1,5 @@
 // The contract between a benchmark part and the report writer (bench/run.ts). Each part
-// (tiles, coverage, raster) returns one Section; run.ts writes every Section's raw figures to
+// (tiles, coverage, raster) reports one Section; run.ts writes every Section's raw figures to
 // bench/results/<date>.json and renders its conditions, goals, tables and charts into
 // docs/benchmarks.md. Keep this stable: other parts import it.
 
@@ -11,6 +11,17 @@ export interface SectionOptions {
   fresh: boolean;
   /** Progress lines go here (stderr by default), never into the report. */
   log: (line: string) => void;
+}
+
+/**
+ * One benchmark part as bench/run.ts lists it: `run` measures and returns the raw figures (kept in
+ * the results file), `report` turns raw figures into the Section, so a results file can be
+ * re-reported (--render) without measuring again. Methods, so a Part<CoverageRaw> fits the table.
+ */
+export interface Part<Raw> {
+  id: string;
+  run(options: SectionOptions): Promise<Raw>;
+  report(raw: Raw): Section;
 }
 
 export type Cell = string | number | null;

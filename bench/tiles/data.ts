@@ -17,7 +17,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import gdal from 'gdal-async';
-import { surveyFile } from '../load/survey-files.js';
+import { LocalStorage } from '../../src/storage/local-storage.js';
 
 const run = promisify(execFile);
 export const ROOT = join(import.meta.dirname, '../..');
@@ -205,7 +205,9 @@ function benchSurvey(survey: IngestedSurvey): BenchSurvey {
   const vert = survey.assets.Vert;
   if (!vert) throw new Error(`survey ${survey.id} has no Vert asset`);
   const { minZoom, maxZoom, bounds } = vert;
-  return { id: survey.id, captureDate: survey.captureDate, cog: surveyFile(DATA, vert.uri), minZoom, maxZoom, bounds };
+  // The catalogue holds a storage key; the GDAL contenders need the file in the data folder.
+  const cog = new LocalStorage(DATA).gdalPath(vert.uri);
+  return { id: survey.id, captureDate: survey.captureDate, cog, minZoom, maxZoom, bounds };
 }
 
 async function build(log: (line: string) => void): Promise<TileData> {

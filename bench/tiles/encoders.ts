@@ -7,8 +7,10 @@
  */
 import sharp from 'sharp';
 import { TILE_SIZE } from '../../src/geo/web-mercator.js';
-import { encodeTile } from '../../src/tiles/encode.js';
-import { encodeJpeg, encodePng, type PngCompression, type PngFilter } from '../../src/tiles/tile-codec.js';
+import type * as EncodeModule from '../../src/tiles/encode.js';
+import type * as CodecModule from '../../src/tiles/tile-codec.js';
+import type { PngCompression, PngFilter } from '../../src/tiles/tile-codec.js';
+import { importCompiled } from '../load/compiled.js';
 import { spreadOf } from './measure.js';
 
 export interface EncoderResult {
@@ -24,76 +26,82 @@ export interface EncoderResult {
 
 type Encode = (rgba: Buffer) => Promise<Buffer>;
 
-const raw = (rgba: Buffer) => sharp(rgba, { raw: { width: TILE_SIZE, height: TILE_SIZE, channels: 4 } }).removeAlpha();
-const png =
-  (compression: PngCompression, filter: PngFilter): Encode =>
-  (rgba) =>
-    encodePng(rgba, TILE_SIZE, false, compression, 0, filter);
+type Variant = Omit<EncoderResult, 'msPerTile' | 'bytesPerTile'> & { encode: Encode };
 
-const VARIANTS: (Omit<EncoderResult, 'msPerTile' | 'bytesPerTile'> & { encode: Encode })[] = [
-  {
-    format: 'jpeg',
-    encoder: 'tile-codec',
-    setting: 'quality 85',
-    nadir: true,
-    encode: (rgba) => encodeTile(rgba, true, 'jpeg', 0),
-  },
-  {
-    format: 'jpeg',
-    encoder: 'sharp',
-    setting: 'quality 85',
-    nadir: false,
-    encode: (rgba) => raw(rgba).jpeg({ quality: 85, optimiseCoding: false }).toBuffer(),
-  },
-  {
-    format: 'jpeg',
-    encoder: 'sharp',
-    setting: 'quality 85, Huffman optimised',
-    nadir: false,
-    encode: (rgba) => raw(rgba).jpeg({ quality: 85, optimiseCoding: true }).toBuffer(),
-  },
-  {
-    format: 'jpeg',
-    encoder: 'tile-codec',
-    setting: 'quality 90',
-    nadir: false,
-    encode: (rgba) => encodeJpeg(rgba, TILE_SIZE, 90, 0),
-  },
-  {
-    format: 'png',
-    encoder: 'tile-codec',
-    setting: 'runs, Paeth filter',
-    nadir: true,
-    encode: (rgba) => encodeTile(rgba, true, 'png', 0),
-  },
-  { format: 'png', encoder: 'tile-codec', setting: 'runs, up filter', nadir: false, encode: png('runs', 'up') },
-  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, up filter', nadir: false, encode: png(1, 'up') },
-  {
-    format: 'png',
-    encoder: 'tile-codec',
-    setting: 'zlib level 1, Paeth filter',
-    nadir: false,
-    encode: png(1, 'paeth'),
-  },
-  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, no filter', nadir: false, encode: png(1, 'none') },
-  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, sub filter', nadir: false, encode: png(1, 'sub') },
-  {
-    format: 'png',
-    encoder: 'sharp',
-    setting: 'zlib level 1, no filter',
-    nadir: false,
-    encode: (rgba) => raw(rgba).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer(),
-  },
-  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 2, up filter', nadir: false, encode: png(2, 'up') },
-  { format: 'png', encoder: 'tile-codec', setting: 'zlib level 6, up filter', nadir: false, encode: png(6, 'up') },
-  {
-    format: 'png',
-    encoder: 'sharp',
-    setting: 'zlib level 1, adaptive filtering',
-    nadir: false,
-    encode: (rgba) => raw(rgba).png({ compressionLevel: 1, adaptiveFiltering: true }).toBuffer(),
-  },
-];
+const raw = (rgba: Buffer) => sharp(rgba, { raw: { width: TILE_SIZE, height: TILE_SIZE, channels: 4 } }).removeAlpha();
+/** Every encoder and setting compared; nadir's own encoders from dist/, as the server runs them. */
+async function variants(): Promise<Variant[]> {
+  const { encodeTile } = await importCompiled<typeof EncodeModule>('tiles/encode.js');
+  const { encodeJpeg, encodePng } = await importCompiled<typeof CodecModule>('tiles/tile-codec.js');
+  const png =
+    (compression: PngCompression, filter: PngFilter): Encode =>
+    (rgba) =>
+      encodePng(rgba, TILE_SIZE, false, compression, 0, filter);
+  return [
+    {
+      format: 'jpeg',
+      encoder: 'tile-codec',
+      setting: 'quality 85',
+      nadir: true,
+      encode: (rgba) => encodeTile(rgba, true, 'jpeg', 0),
+    },
+    {
+      format: 'jpeg',
+      encoder: 'sharp',
+      setting: 'quality 85',
+      nadir: false,
+      encode: (rgba) => raw(rgba).jpeg({ quality: 85, optimiseCoding: false }).toBuffer(),
+    },
+    {
+      format: 'jpeg',
+      encoder: 'sharp',
+      setting: 'quality 85, Huffman optimised',
+      nadir: false,
+      encode: (rgba) => raw(rgba).jpeg({ quality: 85, optimiseCoding: true }).toBuffer(),
+    },
+    {
+      format: 'jpeg',
+      encoder: 'tile-codec',
+      setting: 'quality 90',
+      nadir: false,
+      encode: (rgba) => encodeJpeg(rgba, TILE_SIZE, 90, 0),
+    },
+    {
+      format: 'png',
+      encoder: 'tile-codec',
+      setting: 'runs, Paeth filter',
+      nadir: true,
+      encode: (rgba) => encodeTile(rgba, true, 'png', 0),
+    },
+    { format: 'png', encoder: 'tile-codec', setting: 'runs, up filter', nadir: false, encode: png('runs', 'up') },
+    { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, up filter', nadir: false, encode: png(1, 'up') },
+    {
+      format: 'png',
+      encoder: 'tile-codec',
+      setting: 'zlib level 1, Paeth filter',
+      nadir: false,
+      encode: png(1, 'paeth'),
+    },
+    { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, no filter', nadir: false, encode: png(1, 'none') },
+    { format: 'png', encoder: 'tile-codec', setting: 'zlib level 1, sub filter', nadir: false, encode: png(1, 'sub') },
+    {
+      format: 'png',
+      encoder: 'sharp',
+      setting: 'zlib level 1, no filter',
+      nadir: false,
+      encode: (rgba) => raw(rgba).png({ compressionLevel: 1, adaptiveFiltering: false }).toBuffer(),
+    },
+    { format: 'png', encoder: 'tile-codec', setting: 'zlib level 2, up filter', nadir: false, encode: png(2, 'up') },
+    { format: 'png', encoder: 'tile-codec', setting: 'zlib level 6, up filter', nadir: false, encode: png(6, 'up') },
+    {
+      format: 'png',
+      encoder: 'sharp',
+      setting: 'zlib level 1, adaptive filtering',
+      nadir: false,
+      encode: (rgba) => raw(rgba).png({ compressionLevel: 1, adaptiveFiltering: true }).toBuffer(),
+    },
+  ];
+}
 
 /** RGBA pixels of tiles (decoded from nadir's PNG answers). */
 export async function decodeTiles(pngs: Buffer[]): Promise<Buffer[]> {
@@ -102,15 +110,16 @@ export async function decodeTiles(pngs: Buffer[]): Promise<Buffer[]> {
 
 /** Each variant over every tile, `rounds` times in alternating order; medians of the per-round means. */
 export async function measureEncoders(tiles: Buffer[], rounds: number): Promise<EncoderResult[]> {
-  const times = VARIANTS.map(() => [] as number[]);
-  const bytes = VARIANTS.map(() => 0);
+  const list = await variants();
+  const times = list.map(() => [] as number[]);
+  const bytes = list.map(() => 0);
   // Untimed first pass: libvips' threads, its operation cache, the addon and the JIT warm for every variant alike.
-  for (const variant of VARIANTS) for (const tile of tiles.slice(0, 20)) await variant.encode(tile);
+  for (const variant of list) for (const tile of tiles.slice(0, 20)) await variant.encode(tile);
   for (let round = 0; round < rounds; round++) {
-    const order = VARIANTS.map((_, i) => i);
+    const order = list.map((_, i) => i);
     if (round % 2) order.reverse();
     for (const i of order) {
-      const variant = VARIANTS[i] as (typeof VARIANTS)[number];
+      const variant = list[i] as Variant;
       let size = 0;
       const started = performance.now();
       for (const tile of tiles) size += (await variant.encode(tile)).length;
@@ -118,7 +127,7 @@ export async function measureEncoders(tiles: Buffer[], rounds: number): Promise<
       bytes[i] = size / tiles.length;
     }
   }
-  return VARIANTS.map(({ format, encoder, setting, nadir }, i) => ({
+  return list.map(({ format, encoder, setting, nadir }, i) => ({
     format,
     encoder,
     setting,

@@ -1,5 +1,6 @@
 /** The tile benchmark's figures as a report Section: goals, tables, charts, what they say, conditions. */
 import { formatNumber } from '../report/markdown.js';
+import { writeSectionPage } from '../report/page.js';
 import { type Goal, goal, type Section } from '../report/section.js';
 import type { TilesRaw } from './raw.js';
 import { tileCharts } from './report-charts.js';
@@ -26,6 +27,11 @@ export function tilesSection(raw: TilesRaw): Section {
     failures,
     raw,
   };
+}
+
+/** docs/benchmarks-tiles.md and the section's charts in docs/benchmarks/ (or, with `print`, the page on stdout). */
+export function writeTilesPage(section: Section, command: string, quick: boolean, print = false): Promise<void> {
+  return writeSectionPage(section, { heading: 'Map tile benchmark', command, quick, print });
 }
 
 /** Issues #5 and #6's tile goals, read at 64 connections. */

@@ -3,31 +3,23 @@
  * (the ceiling), a rasterio tiler and MapServer drawing them from the same COGs, and a bare Node
  * server (the ceiling of one event loop), all started here on loopback, driven by wrk at 1, 8, 64
  * and 256 keep-alive connections, in alternating rounds.
- *
- *   node --import tsx bench/tiles/run.ts [--quick] [--fresh] [--profile] [--rounds N] [--seconds S]
- *     [--connections 1,8,64,256] [--nadir-workers N|auto] [--no-write]
- *
- * bench/run.ts calls runTilesSection for the full report; standalone, the section is written to
- * docs/benchmarks-tiles.md (or, with --no-write, printed).
+ * bench/tiles/main.ts runs it alone.
  */
 import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { startMapServer } from '../contenders/mapserver.js';
 import { startRasterioTiler } from '../contenders/rasterio-tiler.js';
 import { startTileNginx } from '../load/nginx.js';
 import { type Service, scratchDir } from '../load/processes.js';
 import { formatProfile, type ProfileSummary, summariseProfiles } from '../load/profile.js';
-import { writeSectionPage } from '../report/page.js';
-import type { Section, SectionOptions } from '../report/section.js';
+import type { SectionOptions } from '../report/section.js';
 import { tileData, WORK } from './data.js';
 import { decodeTiles, measureEncoders } from './encoders.js';
 import { measureOnce, runMatrix, type Target } from './measure.js';
 import type { TilesRaw, TilesSettings } from './raw.js';
-import { tilesSection } from './report.js';
 import { startBareNode, startNadir } from './servers.js';
 import { prewarm, tileTargets } from './targets.js';
 import { findTileLists, nadirTileUrl } from './tile-lists.js';
@@ -131,10 +123,8 @@ async function profileNadir(
   return profiles;
 }
 
-export async function runTilesSection(
-  options: SectionOptions,
-  overrides: Partial<TilesSettings> = {},
-): Promise<Section> {
+/** Measures; bench/tiles/report.ts words the figures. */
+export async function measureTiles(options: SectionOptions, overrides: Partial<TilesSettings> = {}): Promise<TilesRaw> {
   const settings = tilesSettings(options.quick, overrides);
   const log = (line: string) => options.log(`tiles: ${line}`);
   const started = Date.now();
@@ -251,43 +241,8 @@ export async function runTilesSection(
       profiles,
       seconds: (Date.now() - started) / 1000,
     };
-    return tilesSection(raw);
+    return raw;
   } finally {
     await stopAll();
   }
 }
-
-/** Standalone: the section alone in docs/benchmarks-tiles.md (charts in docs/benchmarks/), or on stdout. */
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      quick: { type: 'boolean', default: false },
-      fresh: { type: 'boolean', default: false },
-      profile: { type: 'boolean', default: false },
-      rounds: { type: 'string' },
-      seconds: { type: 'string' },
-      connections: { type: 'string' },
-      'nadir-workers': { type: 'string' },
-      'no-write': { type: 'boolean', default: false },
-    },
-  });
-  const section = await runTilesSection(
-    { quick: values.quick, fresh: values.fresh, log: (line) => process.stderr.write(`${line}\n`) },
-    {
-      profile: values.profile,
-      rounds: values.rounds ? Number(values.rounds) : undefined,
-      seconds: values.seconds ? Number(values.seconds) : undefined,
-      connections: values.connections?.split(',').map(Number),
-      nadirWorkers: values['nadir-workers'],
-    },
-  );
-  const command = ['node --import tsx bench/tiles/run.ts', ...process.argv.slice(2)].join(' ');
-  await writeTilesPage(section, command, values.quick, values['no-write']);
-}
-
-/** docs/benchmarks-tiles.md and the section's charts in docs/benchmarks/. */
-export function writeTilesPage(section: Section, command: string, quick: boolean, print = false): Promise<void> {
-  return writeSectionPage(section, { heading: 'Map tile benchmark', command, quick, print });
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -55,7 +55,7 @@ export const DEFAULT_ADMISSION: AdmissionOptions = {
 };
 
 /**
- * Peak working memory per output pixel, bytes, by pipeline, rounded up from bench/raster.ts on
+ * Peak working memory per output pixel, bytes, by pipeline, rounded up from bench/raster/ on
  * 5000 x 5000 outputs (peak RSS above the idle process; docs/benchmarks-raster.md): the warper's
  * chunks, the output raster (MEM driver or GDAL's block cache), the encoded file, and for the DSM
  * picture its colour and shade rasters.

@@ -6,7 +6,6 @@
  * its counts; killing one leaves the other answering.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openStores, type Stores } from '../../src/composition.js';
@@ -14,8 +13,9 @@ import { generateTokenSecret } from '../../src/tokens/index.js';
 import { tileGrid } from '../api/tiles-fixture.js';
 import { testClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
-import { PROJECT_ROOT, REALDATA, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
+import { REALDATA, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
 import { type NadirServer, nadirCommand, startNadirServer } from '../support/nadir-process.js';
+import { deploySite } from '../support/nginx-site.js';
 import {
   freePort,
   type NginxServer,
@@ -32,17 +32,6 @@ import {
 const SKIP = SKIP_POSTGRES || SKIP_REDIS || SKIP_NGINX || SKIP_REALDATA;
 const SURVEY_ID = '5a0d3c1e-2b4f-4e6a-8c7d-9e0f1a2b3c4d';
 const POINT = { lon: -89.54165, lat: 44.11885 };
-
-/** deploy/nginx/nadir.conf with this test's ports for nginx and the two servers. */
-async function siteFor(listen: number, servers: number[]): Promise<string> {
-  const site = await readFile(join(PROJECT_ROOT, 'deploy/nginx/nadir.conf'), 'utf8');
-  const upstreams = servers.map((port) => `    server 127.0.0.1:${port} max_fails=1 fail_timeout=5s;`).join('\n');
-  const rendered = site
-    .replace(/^ {4}server 127\.0\.0\.1:\d+ .*\n(?: {4}server 127\.0\.0\.1:\d+ .*\n)*/m, `${upstreams}\n`)
-    .replace(/listen \d+;/, `listen 127.0.0.1:${listen};`);
-  assert.notEqual(rendered, site, 'the deploy config has the lines this test replaces');
-  return rendered;
-}
 
 describe('two servers on PostgreSQL and Redis, behind nginx', { skip: SKIP, timeout: 300_000 }, () => {
   let postgres: PostgresServer;
@@ -95,7 +84,7 @@ describe('two servers on PostgreSQL and Redis, behind nginx', { skip: SKIP, time
       ports.map((port, i) => startNadirServer({ ...env, NADIR_SERVER_ID: `server-${'ab'[i]}` }, port)),
     );
     const listen = await freePort();
-    nginx = await startNginx(await siteFor(listen, ports), listen);
+    nginx = await startNginx(await deploySite(listen, ports), listen);
   });
 
   after(async () => {

@@ -1,0 +1,51 @@
+/** The scale part's raw figures: what bench/scale/run.ts measures and report.ts reads. */
+import type { HttpFigures } from '../coverage/raw.js';
+
+export interface ScaleSettings {
+  /** Catalogue sizes for coverage on SQLite and on PostgreSQL. */
+  sizes: number[];
+  /** Coverage: wrk's connections, measured seconds after warm-up, distinct query points. */
+  connections: number;
+  seconds: number;
+  warmupSeconds: number;
+  points: number;
+  /** Tiles: wrk's connections and seconds per server configuration, pass-through tiles requested. */
+  tileConnections: number;
+  tileSeconds: number;
+  maxTiles: number;
+  /** NADIR_TILE_CACHE_MB of every tile server. */
+  cacheMb: number;
+}
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface CoverageOnEngine {
+  engine: Engine;
+  surveys: number;
+  /** Seconds to build (SQLite: when not reused from bench/work/coverage) or load (PostgreSQL) the catalogue. */
+  buildSeconds?: number;
+  http: HttpFigures;
+}
+
+/** One server configuration's tile rate: one process with or without Redis, or two behind nginx. */
+export type TileSetup = 'memory' | 'redis' | 'two-behind-nginx';
+
+export interface TileRate {
+  setup: TileSetup;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  statuses: Record<string, number>;
+}
+
+export interface ScaleRaw {
+  settings: ScaleSettings;
+  machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
+  versions: Record<string, string>;
+  coverage: CoverageOnEngine[];
+  tiles: TileRate[];
+  /** Pass-through tiles the tile runs cycle through. */
+  tileCount: number;
+  seconds: number;
+}

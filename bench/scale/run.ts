@@ -1,0 +1,202 @@
+/**
+ * Scale benchmark (issue 16), three questions on this machine:
+ *
+ * - coverage on PostgreSQL + PostGIS beside SQLite, the same synthetic surveys and points
+ *   (bench/coverage/), at 1M surveys (and 10M in a full run): p99, req/s and server CPU per request
+ *   at 16 connections, the real `nadir serve` on each;
+ * - pass-through tiles/s of one server counting tile limits in Redis (NADIR_REDIS_URL) against the
+ *   same server counting them in memory;
+ * - two servers behind nginx as deploy/nginx/nadir.conf configures it, against one server.
+ *
+ * PostgreSQL, Redis and nginx are the test suite's throwaway servers (test/support/servers.ts).
+ */
+import { execFile } from 'node:child_process';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { promisify } from 'node:util';
+import { deploySite } from '../../test/support/nginx-site.js';
+import { freePort, startNginx, startPostgres, startRedis } from '../../test/support/servers.js';
+import { cachedCatalogue, queryPoints } from '../coverage/catalogue.js';
+import { measureHttp, type Prepared } from '../coverage/http.js';
+import { WORK as COVERAGE_WORK } from '../coverage/run.js';
+import { startCoverageServer } from '../coverage/server.js';
+import { startNadirServe } from '../load/nadir-serve.js';
+import { removeScratch, scratchDir } from '../load/processes.js';
+import { assertAllStatus, runWrk } from '../load/wrk.js';
+import type { SectionOptions } from '../report/section.js';
+import { type TileData, tileData } from '../tiles/data.js';
+import { findTileLists, nadirTileUrl } from '../tiles/tile-lists.js';
+import { loadPostgresCatalogue } from './postgres-catalogue.js';
+import type { CoverageOnEngine, ScaleRaw, ScaleSettings, TileRate, TileSetup } from './raw.js';
+
+const run = promisify(execFile);
+
+export function scaleSettings(quick: boolean, overrides: Partial<ScaleSettings> = {}): ScaleSettings {
+  const base: ScaleSettings = quick
+    ? {
+        sizes: [1e5],
+        connections: 16,
+        seconds: 3,
+        warmupSeconds: 1,
+        points: 2000,
+        tileConnections: 64,
+        tileSeconds: 3,
+        maxTiles: 200,
+        cacheMb: 256,
+      }
+    : {
+        sizes: [1e6, 1e7],
+        connections: 16,
+        seconds: 8,
+        warmupSeconds: 2,
+        points: 10_000,
+        tileConnections: 64,
+        tileSeconds: 7,
+        maxTiles: 400,
+        cacheMb: 256,
+      };
+  return { ...base, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+}
+
+async function versions(): Promise<Record<string, string>> {
+  const first = async (command: string, args: string[]) => {
+    const { stdout, stderr } = await run(command, args).catch((e) => ({ stdout: '', stderr: String(e) }));
+    return `${stdout}${stderr}`.trim().split('\n')[0] ?? '';
+  };
+  return {
+    node: process.version,
+    postgres: await first('/usr/lib/postgresql/15/bin/postgres', ['--version']),
+    redis: await first('redis-server', ['--version']),
+    nginx: (await first('nginx', ['-v'])).replace('nginx version: ', ''),
+  };
+}
+
+/** Coverage at each size on both engines, one server at a time. */
+async function measureCoverageEngines(
+  settings: ScaleSettings,
+  options: SectionOptions,
+  log: (line: string) => void,
+): Promise<CoverageOnEngine[]> {
+  const results: CoverageOnEngine[] = [];
+  const postgres = await startPostgres();
+  const scratch = await scratchDir('scale-pg');
+  try {
+    for (const surveys of settings.sizes) {
+      const sqlite = await cachedCatalogue(COVERAGE_WORK, surveys, options.fresh);
+      log(`${surveys} surveys: SQLite ${sqlite.built ? `built in ${sqlite.buildSeconds?.toFixed(0)} s` : 'reused'}`);
+      const url = await postgres.createDatabase(`surveys_${surveys}`);
+      const loaded = await loadPostgresCatalogue(url, scratch, surveys, log);
+      log(`${surveys} surveys: PostgreSQL loaded in ${loaded.seconds.toFixed(0)} s`);
+      const points = queryPoints(sqlite.layout, settings.points);
+      // measureHttp reads the points only; the floors' areas are not measured here.
+      const prepared: Prepared = { surveys, path: sqlite.path, layout: sqlite.layout, areas: [], points };
+      const engines = [
+        { engine: 'sqlite' as const, database: sqlite.path, buildSeconds: sqlite.buildSeconds },
+        { engine: 'postgres' as const, database: url, buildSeconds: loaded.seconds },
+      ];
+      for (const { engine, database, buildSeconds } of engines) {
+        const server = await startCoverageServer({ database });
+        try {
+          const http = await measureHttp(server, prepared, settings);
+          log(
+            `${surveys} ${engine}: ${http.requestsPerSecond.toFixed(0)} req/s, p99 ${http.p99Ms.toFixed(1)} ms, ${http.cpuMsPerRequest.toFixed(2)} ms CPU`,
+          );
+          results.push({ engine, surveys, buildSeconds, http });
+        } finally {
+          await server.stop();
+        }
+      }
+      await postgres.psql('postgres', `DROP DATABASE "surveys_${surveys}"`);
+    }
+  } finally {
+    await removeScratch(scratch);
+    await postgres.stop();
+  }
+  return results;
+}
+
+/** wrk over the pass-through tiles at `base`, every answer a 200. */
+async function tileRate(setup: TileSetup, base: string, data: TileData, tiles: TileUrlSource, s: ScaleSettings) {
+  const urls = tiles.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg'));
+  const result = await runWrk({
+    urls,
+    connections: s.tileConnections,
+    seconds: s.tileSeconds,
+    warmupSeconds: 1,
+    threads: 2,
+  });
+  assertAllStatus(result, 200, `tiles ${setup}`);
+  const { requestsPerSecond, p50Ms, p99Ms, requests, statuses } = result;
+  return { setup, requestsPerSecond, p50Ms, p99Ms, requests, statuses } satisfies TileRate;
+}
+
+type TileUrlSource = Awaited<ReturnType<typeof findTileLists>>['passThrough'];
+
+/** One server in memory, one with Redis, then two with Redis behind nginx: the same data and key. */
+async function measureTileSetups(settings: ScaleSettings, options: SectionOptions, log: (line: string) => void) {
+  const data = await tileData({ fresh: options.fresh, log });
+  const env = { NADIR_DATA_DIR: data.dataDir, NADIR_TILE_CACHE_MB: `${settings.cacheMb}` };
+  const redis = await startRedis();
+  const precut = await scratchDir('scale-precut');
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const memory = await startNadirServe({ env, label: 'scale-memory' });
+    stops.push(memory.stop);
+    const lists = await findTileLists(memory.url, data, precut, settings.maxTiles);
+    const tiles = lists.passThrough;
+    const rates: TileRate[] = [await tileRate('memory', memory.url, data, tiles, settings)];
+    await memory.stop();
+
+    const withRedis = { ...env, NADIR_REDIS_URL: redis.url };
+    const one = await startNadirServe({ env: withRedis, label: 'scale-redis' });
+    stops.push(one.stop);
+    rates.push(await tileRate('redis', one.url, data, tiles, settings));
+    await one.stop();
+
+    const two = [
+      await startNadirServe({ env: { ...withRedis, NADIR_SERVER_ID: 'scale-a' }, label: 'scale-a' }),
+      await startNadirServe({ env: { ...withRedis, NADIR_SERVER_ID: 'scale-b' }, label: 'scale-b' }),
+    ];
+    for (const server of two) stops.push(server.stop);
+    const listen = await freePort();
+    const nginx = await startNginx(
+      await deploySite(
+        listen,
+        two.map((s) => Number(new URL(s.url).port)),
+      ),
+      listen,
+    );
+    stops.push(nginx.stop);
+    rates.push(await tileRate('two-behind-nginx', nginx.url, data, tiles, settings));
+    for (const rate of rates) log(`tiles ${rate.setup}: ${rate.requestsPerSecond.toFixed(0)} tiles/s`);
+    return { rates, tileCount: tiles.length };
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+    await redis.stop();
+    await removeScratch(precut);
+  }
+}
+
+/** Measures; bench/scale/report.ts words the figures. */
+export async function measureScale(options: SectionOptions, overrides: Partial<ScaleSettings> = {}): Promise<ScaleRaw> {
+  const settings = scaleSettings(options.quick, overrides);
+  const log = (line: string) => options.log(`scale: ${line}`);
+  const started = Date.now();
+  const loadStart = loadavg();
+  const coverage = await measureCoverageEngines(settings, options, log);
+  const { rates, tileCount } = await measureTileSetups(settings, options, log);
+  return {
+    settings,
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model.trim() ?? 'unknown',
+      memoryGb: totalmem() / 2 ** 30,
+      loadStart,
+      loadEnd: loadavg(),
+    },
+    versions: await versions(),
+    coverage,
+    tiles: rates,
+    tileCount,
+    seconds: (Date.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,47 @@
+/** The storage part's raw figures: what bench/storage/run.ts measures and report.ts reads. */
+
+export interface StorageSettings {
+  /** Tiles of each kind requested (the tile part's lists, cut to this many). */
+  maxTiles: number;
+  /** Requests in flight during a cold pass (each tile once). */
+  coldConcurrency: number;
+  /** wrk's connections and measured seconds over the warm pass-through tiles. */
+  connections: number;
+  seconds: number;
+  /** The raster download's width and height, px, and how many times it is fetched. */
+  rasterSize: number;
+  rasterRounds: number;
+  cacheMb: number;
+}
+
+export type StorageKind = 'local' | 's3';
+
+/** What the server fetched from object storage (nothing is counted for a local folder). */
+export interface Fetched {
+  requests: number;
+  bytes: number;
+}
+
+export interface Measurement {
+  /** 'pass-through cold', 'pass-through warm', 'composite cold', 'raster'. */
+  what: string;
+  storage: StorageKind;
+  /** Tiles or rasters answered. */
+  count: number;
+  seconds: number;
+  perSecond: number;
+  msEach: number;
+  /** Totals over the measurement; undefined for local storage. */
+  fetched?: Fetched;
+}
+
+export interface StorageRaw {
+  settings: StorageSettings;
+  machine: { cpus: number; model: string; loadStart: number[]; loadEnd: number[] };
+  versions: Record<string, string>;
+  /** The object store: s3rver (npm @20minutes/s3rver) on loopback, behind the counting proxy. */
+  store: string;
+  surveys: number;
+  measurements: Measurement[];
+  seconds: number;
+}

@@ -1,0 +1,65 @@
+/** The storage part's figures as a report Section: local folder against object storage, side by side. */
+import type { Section, Table } from '../report/section.js';
+import type { Measurement, StorageRaw } from './raw.js';
+
+const WHAT = ['pass-through cold', 'composite cold', 'pass-through warm', 'raster'];
+
+function find(raw: StorageRaw, what: string, storage: Measurement['storage']): Measurement | undefined {
+  return raw.measurements.find((m) => m.what === what && m.storage === storage);
+}
+
+function comparisonTable(raw: StorageRaw): Table {
+  const rasterName = `raster ${raw.settings.rasterSize} px jpg`;
+  return {
+    caption: 'Local folder against object storage (S3 API): the same surveys, the same requests',
+    columns: ['requests', 'local /s', 'S3 /s', 'local ms each', 'S3 ms each', 'S3 requests each', 'S3 kB fetched each'],
+    rows: WHAT.map((what) => {
+      const local = find(raw, what, 'local');
+      const s3 = find(raw, what, 's3');
+      const each = (n: number | undefined) => (n === undefined || !s3 ? null : n / s3.count);
+      return [
+        what === 'raster' ? rasterName : `${what} jpg tiles`,
+        local?.perSecond ?? null,
+        s3?.perSecond ?? null,
+        local?.msEach ?? null,
+        s3?.msEach ?? null,
+        each(s3?.fetched?.requests),
+        each(s3?.fetched?.bytes === undefined ? undefined : s3.fetched.bytes / 1000),
+      ];
+    }),
+    notes: [
+      `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight; ms each is the pass's wall time over its tiles. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, after the cold pass; ms each is the median latency. Raster: ${raw.settings.rasterRounds} download(s) in a row after the tiles, on the same server.`,
+      'Requests and bytes are what the server fetched from the bucket (counted by a proxy in front of s3rver), over what it answered: the cost a real bucket bills and its latency multiplies.',
+    ],
+  };
+}
+
+export function storageSection(raw: StorageRaw): Section {
+  return {
+    id: 'storage',
+    title: 'Survey storage: local folder and object storage',
+    conditions: [
+      `${raw.machine.cpus} cores (${raw.machine.model}); load ${raw.machine.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${raw.machine.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`,
+      `Object storage: ${raw.store}. NADIR_STORAGE=s3://bench/tiles, NADIR_S3_ENDPOINT at the proxy; ${raw.surveys} survey files uploaded under the keys the catalogue holds. Local: the data folder.`,
+      'On loopback a bucket answers in well under a millisecond; a real one adds tens of milliseconds per request, so the requests per tile matter more than the rates here.',
+      `Measured in ${(raw.seconds / 60).toFixed(1)} min.`,
+    ],
+    goals: [],
+    tables: [comparisonTable(raw)],
+    charts: [
+      {
+        kind: 'bar',
+        file: 'storage-rates.png',
+        title: 'Answers per second by storage',
+        yLabel: 'per second',
+        yLog: true,
+        categories: WHAT,
+        series: (['local', 's3'] as const).map((storage) => ({
+          name: storage === 'local' ? 'local folder' : 'S3 (s3rver)',
+          values: WHAT.map((what) => find(raw, what, storage)?.perSecond ?? null),
+        })),
+      },
+    ],
+    raw,
+  };
+}

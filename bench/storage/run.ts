@@ -1,0 +1,194 @@
+/**
+ * Storage benchmark (issue 17, item 7): the same surveys read from a local folder (NADIR_STORAGE
+ * unset: the data folder) and from object storage (NADIR_STORAGE=s3://bench/tiles on s3rver, the
+ * test suite's S3 server), in the same run: pass-through and composite tiles on a fresh server
+ * (cold: each tile once), pass-through tiles again under load (warm), and a 2000 px raster
+ * download. What nadir fetches from the bucket is counted by a proxy in front of s3rver.
+ */
+import { readdir } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
+import { join, relative } from 'node:path';
+import { DEMO_LOCATION } from '@nadir/demo-town';
+import { parseConfig } from '../../src/config/config.js';
+import { openStorage } from '../../src/storage/open-storage.js';
+import { startS3 } from '../../test/support/servers.js';
+import { issueBenchKey, type NadirServe, startNadirServe } from '../load/nadir-serve.js';
+import { removeScratch, scratchDir } from '../load/processes.js';
+import { assertAllStatus, runWrk } from '../load/wrk.js';
+import type { SectionOptions } from '../report/section.js';
+import { type TileData, tileData } from '../tiles/data.js';
+import { findTileLists, nadirTileUrl, pool, type TileLists } from '../tiles/tile-lists.js';
+import { type CountingProxy, type StorageCounts, startCountingProxy } from './counting-proxy.js';
+import type { Measurement, StorageKind, StorageRaw, StorageSettings } from './raw.js';
+
+const BUCKET = 'bench';
+const PREFIX = 'tiles';
+
+export function storageSettings(quick: boolean, overrides: Partial<StorageSettings> = {}): StorageSettings {
+  const base: StorageSettings = quick
+    ? {
+        maxTiles: 100,
+        coldConcurrency: 8,
+        connections: 32,
+        seconds: 3,
+        rasterSize: 2000,
+        rasterRounds: 1,
+        cacheMb: 256,
+      }
+    : {
+        maxTiles: 400,
+        coldConcurrency: 8,
+        connections: 64,
+        seconds: 7,
+        rasterSize: 2000,
+        rasterRounds: 3,
+        cacheMb: 256,
+      };
+  return { ...base, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+}
+
+/** Every survey file of the data folder, uploaded under the same keys the catalogue holds. */
+async function uploadSurveys(dataDir: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const storage = await openStorage(parseConfig(env, dataDir).storage);
+  try {
+    const files = (await readdir(join(dataDir, 'surveys'), { recursive: true, withFileTypes: true }))
+      .filter((entry) => entry.isFile())
+      .map((entry) => join(entry.parentPath, entry.name));
+    for (const file of files) await storage.put(relative(dataDir, file), file);
+    return files.length;
+  } finally {
+    await storage.close();
+  }
+}
+
+/** What one storage kind needs: the server's environment and, for S3, the counter. */
+interface Backend {
+  kind: StorageKind;
+  env: NodeJS.ProcessEnv;
+  proxy?: CountingProxy;
+}
+
+function fetchedSince(backend: Backend, before: StorageCounts | undefined) {
+  if (!backend.proxy || !before) return undefined;
+  const now = backend.proxy.counts();
+  return { requests: now.requests - before.requests, bytes: now.bytes - before.bytes };
+}
+
+/** `urls` once each, `concurrency` at a time, every answer a 200. */
+async function coldPass(what: string, urls: string[], backend: Backend, concurrency: number): Promise<Measurement> {
+  const before = backend.proxy?.counts();
+  const started = performance.now();
+  await pool(urls, concurrency, async (url) => {
+    const response = await fetch(url);
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${what} (${backend.kind}): ${response.status} for ${url}`);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const count = urls.length;
+  const fetched = fetchedSince(backend, before);
+  return {
+    what,
+    storage: backend.kind,
+    count,
+    seconds,
+    perSecond: count / seconds,
+    msEach: (seconds * 1000) / count,
+    fetched,
+  };
+}
+
+async function warmPassThrough(urls: string[], backend: Backend, s: StorageSettings): Promise<Measurement> {
+  const before = backend.proxy?.counts();
+  const result = await runWrk({ urls, connections: s.connections, seconds: s.seconds, threads: 2 });
+  assertAllStatus(result, 200, `pass-through warm (${backend.kind})`);
+  return {
+    what: 'pass-through warm',
+    storage: backend.kind,
+    count: result.requests,
+    seconds: result.seconds,
+    perSecond: result.requestsPerSecond,
+    msEach: result.p50Ms,
+    fetched: fetchedSince(backend, before),
+  };
+}
+
+/** A transaction token for the demo town's centre, then its TrueOrtho at `size` px, `rounds` times in a row. */
+async function rasterDownloads(server: NadirServe, apiKey: string, backend: Backend, s: StorageSettings) {
+  const point = `${DEMO_LOCATION.lon},${DEMO_LOCATION.lat}`;
+  const coverage = await fetch(
+    `${server.url}/staticmap/v2/coverage.json?apikey=${apiKey}&point=${point}&radius=150&resources=TrueOrtho`,
+  );
+  const answer = (await coverage.json()) as { transactionToken?: string; surveys?: { id: string }[] };
+  const survey = answer.surveys?.[0]?.id;
+  if (!answer.transactionToken || !survey) throw new Error(`no demo survey at ${point}: ${JSON.stringify(answer)}`);
+  const url =
+    `${server.url}/staticmap/v2/surveys/${survey}/TrueOrtho.jpg?transactionToken=${answer.transactionToken}` +
+    `&point=${point}&radius=150&size=${s.rasterSize}x${s.rasterSize}`;
+  return coldPass('raster', Array(s.rasterRounds).fill(url), backend, 1);
+}
+
+/** One storage kind: a fresh server for the cold passes and the raster, the same server warm. */
+async function measureBackend(backend: Backend, data: TileData, lists: TileLists, s: StorageSettings) {
+  const env = { ...backend.env, NADIR_DATA_DIR: data.dataDir, NADIR_TILE_CACHE_MB: `${s.cacheMb}` };
+  const apiKey = await issueBenchKey(env, `storage-${backend.kind}`, 100);
+  const server = await startNadirServe({ env, label: `storage-${backend.kind}` });
+  try {
+    const url = (tiles: TileLists['passThrough']) => tiles.map((t) => nadirTileUrl(server.url, data.apiKey, t, 'jpg'));
+    return [
+      await coldPass('pass-through cold', url(lists.passThrough), backend, s.coldConcurrency),
+      await coldPass('composite cold', url(lists.composite), backend, s.coldConcurrency),
+      await warmPassThrough(url(lists.passThrough), backend, s),
+      await rasterDownloads(server, apiKey, backend, s),
+    ];
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Measures; bench/storage/report.ts words the figures. */
+export async function measureStorage(
+  options: SectionOptions,
+  overrides: Partial<StorageSettings> = {},
+): Promise<StorageRaw> {
+  const settings = storageSettings(options.quick, overrides);
+  const log = (line: string) => options.log(`storage: ${line}`);
+  const started = Date.now();
+  const loadStart = loadavg();
+  const data = await tileData({ fresh: options.fresh, log });
+  const s3 = await startS3(BUCKET);
+  const proxy = await startCountingProxy(s3.endpoint);
+  const precut = await scratchDir('storage-precut');
+  try {
+    const s3Env = { ...s3.env, NADIR_STORAGE: `s3://${BUCKET}/${PREFIX}` };
+    const files = await uploadSurveys(data.dataDir, s3Env);
+    log(`${files} survey files uploaded to s3://${BUCKET}/${PREFIX}`);
+    const lister = await startNadirServe({ env: { NADIR_DATA_DIR: data.dataDir }, label: 'storage-lists' });
+    const lists = await findTileLists(lister.url, data, precut, settings.maxTiles).finally(() => lister.stop());
+    const backends: Backend[] = [
+      { kind: 'local', env: {} },
+      // The servers reach the bucket through the proxy; the upload above went straight to s3rver.
+      { kind: 's3', env: { ...s3Env, NADIR_S3_ENDPOINT: proxy.url }, proxy },
+    ];
+    const measurements: Measurement[] = [];
+    for (const backend of backends) {
+      for (const m of await measureBackend(backend, data, lists, settings)) {
+        measurements.push(m);
+        const fetched = m.fetched ? `, ${(m.fetched.requests / m.count).toFixed(2)} storage requests each` : '';
+        log(`${m.storage} ${m.what}: ${m.perSecond.toFixed(1)}/s, ${m.msEach.toFixed(1)} ms each${fetched}`);
+      }
+    }
+    return {
+      settings,
+      machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', loadStart, loadEnd: loadavg() },
+      versions: { node: process.version },
+      store: 's3rver (npm @20minutes/s3rver) on loopback, behind a counting proxy in the benchmark process',
+      surveys: files,
+      measurements,
+      seconds: (Date.now() - started) / 1000,
+    };
+  } finally {
+    await removeScratch(precut);
+    await proxy.stop();
+    await s3.stop();
+  }
+}
