@@ -16,7 +16,7 @@ export type ProgressFn = (fraction: number) => void;
  * Working memory of one ingest, in MB: the warper's chunk (`-wm`). GDAL's block cache is bounded
  * separately, for the whole ingest process (INGEST_GDAL_CACHE_MB, see boundIngestMemory).
  */
-export const WARP_MEMORY_MB = 256;
+export const WARP_MEMORY_MB = 128;
 
 const COMMON_COG_OPTIONS = {
   BLOCKSIZE: '256',

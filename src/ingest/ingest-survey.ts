@@ -13,6 +13,9 @@ import { readManifest, type SurveyManifest } from './manifest.js';
 import { inspectSource, type SourceRaster } from './source.js';
 import type { IngestWorkspace } from './workspace.js';
 
+/** Share of an asset's work its storing is counted as in the progress fraction. */
+const STORE_SHARE = 0.1;
+
 export interface IngestProgressEvent {
   survey: string;
   /** What is happening, e.g. `TrueOrtho: writing COG`. */
@@ -63,8 +66,10 @@ export class SurveyIngestor {
 
   async ingest(manifest: SurveyManifest, onProgress: IngestProgress = () => {}): Promise<Survey> {
     const entries = Object.entries(manifest.assets) as [ContentType, string][];
+    // One unit of work per asset written, a tenth of one per asset stored (a rename, or an upload).
+    const total = entries.length * (1 + STORE_SHARE);
     const report = (done: number, label: string) =>
-      onProgress({ survey: manifest.id, label, fraction: Math.min(1, done / (entries.length + 1)) });
+      onProgress({ survey: manifest.id, label, fraction: Math.min(1, done / total) });
 
     report(0, 'checking sources');
     const sources: SourceRaster[] = [];
@@ -88,15 +93,15 @@ export class SurveyIngestor {
         written.push(await this.#ingestAsset(source, staging, version, (f) => report(index + f, `${label} -> COG`)));
       }
       await cleanTemporaryFiles(staging, written);
-      report(sources.length, `storing in ${this.#storage.description}`);
-      for (const { file } of written) {
+      for (const [index, { file }] of written.entries()) {
+        report(sources.length + index * STORE_SHARE, `storing ${file} in ${this.#storage.description}`);
         await this.#storage.put(surveyFileKey(manifest.id, version, file), join(staging, file));
       }
       const survey = this.#survey(manifest, version, written);
       await this.#catalogue.put(survey);
       // The version this one replaced stays readable for a grace period; older ones go now.
       await removeRetired(this.#storage, this.#catalogue, { now: this.#now() });
-      report(sources.length + 1, 'done');
+      report(total, 'done');
       return survey;
     } finally {
       if (staging) await rm(staging, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import gdal from 'gdal-async';
  * holds blocks that are never read again. 256 MB covers several rows of 256 x 256 tiles of the
  * widest rasters nadir is sized for (40,000 px: 157 tiles x 256 KB a row of RGBA tiles = 40 MB).
  */
-export const INGEST_GDAL_CACHE_MB = 256;
+export const INGEST_GDAL_CACHE_MB = 128;
 
 /**
  * Bounds GDAL's block cache for a process that ingests (nadir ingest, nadir demo). GDAL reads the
