@@ -23,6 +23,8 @@ import type { Measurement, StorageKind, StorageRaw, StorageSettings } from './ra
 
 const BUCKET = 'bench';
 const PREFIX = 'tiles';
+/** The raster AOI's radius, m: the largest the API takes, as in the raster part. */
+const RADIUS = 100;
 
 export function storageSettings(quick: boolean, overrides: Partial<StorageSettings> = {}): StorageSettings {
   const base: StorageSettings = quick
@@ -116,14 +118,14 @@ async function warmPassThrough(urls: string[], backend: Backend, s: StorageSetti
 async function rasterDownloads(server: NadirServe, apiKey: string, backend: Backend, s: StorageSettings) {
   const point = `${DEMO_LOCATION.lon},${DEMO_LOCATION.lat}`;
   const coverage = await fetch(
-    `${server.url}/staticmap/v2/coverage.json?apikey=${apiKey}&point=${point}&radius=150&resources=TrueOrtho`,
+    `${server.url}/staticmap/v2/coverage.json?apikey=${apiKey}&point=${point}&radius=${RADIUS}&resources=TrueOrtho`,
   );
   const answer = (await coverage.json()) as { transactionToken?: string; surveys?: { id: string }[] };
   const survey = answer.surveys?.[0]?.id;
   if (!answer.transactionToken || !survey) throw new Error(`no demo survey at ${point}: ${JSON.stringify(answer)}`);
   const url =
     `${server.url}/staticmap/v2/surveys/${survey}/TrueOrtho.jpg?transactionToken=${answer.transactionToken}` +
-    `&point=${point}&radius=150&size=${s.rasterSize}x${s.rasterSize}`;
+    `&point=${point}&radius=${RADIUS}&size=${s.rasterSize}x${s.rasterSize}`;
   return coldPass('raster', Array(s.rasterRounds).fill(url), backend, 1);
 }
 
