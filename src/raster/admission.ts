@@ -3,13 +3,11 @@ import { NadirError } from '../errors.js';
 export interface AdmissionOptions {
   /** Total cost that may be in flight at once (the engine uses bytes of working memory). */
   budget: number;
-  /** How long a request may wait for room before it gets OVERLOADED, ms. 0: never wait. */
-  maxWaitMs: number;
   /**
-   * Cost that may wait in the queue at once; beyond it, OVERLOADED at once rather than a wait
-   * that is likely to time out. The first waiter is always accepted.
+   * How long a request may wait for room, ms; past it, OVERLOADED. 0: never wait. A request is
+   * refused at once only when the measured pace says it could not start within this time.
    */
-  maxQueuedCost: number;
+  maxWaitMs: number;
 }
 
 export interface AdmissionStats {
@@ -19,6 +17,8 @@ export interface AdmissionStats {
   queuedCost: number;
   admitted: number;
   rejected: number;
+  /** Cost finished per second of busy time (something in flight), once measured. */
+  costPerSecond: number | undefined;
 }
 
 /** Returned by `acquire`: call `release` exactly once when the work is done (further calls do nothing). */
@@ -33,17 +33,26 @@ interface Waiter {
 
 const MIN_RETRY_AFTER = 1;
 const MAX_RETRY_AFTER = 60;
+/**
+ * Busy seconds over which the pace forgets (exponentially): recent enough to follow a change of
+ * request mix, long enough to span several large renders. Decaying by time, not by completion,
+ * keeps renders that finish together weighted alike.
+ */
+const PACE_MEMORY_SECONDS = 20;
 
 /**
  * Admits work by cost so that concurrent large requests cannot exhaust memory. Work runs while
  * the costs in flight fit the budget; beyond it, requests wait in a FIFO queue for up to
- * `maxWaitMs` (so a burst is smoothed rather than refused), and are refused with
- * NadirError('OVERLOADED', { retryAfter }) when the wait would be too long or the queue is full.
- * FIFO means a big request is never starved by a stream of small ones. A request costing more
- * than the whole budget still runs, alone, so every legal request can be served.
+ * `maxWaitMs` (so a burst is smoothed rather than refused), and get NadirError('OVERLOADED',
+ * { retryAfter }) when that time passes, or at once when the measured pace says the work ahead
+ * cannot drain in time. FIFO means a big request is never starved by a stream of small ones. A
+ * request costing more than the whole budget still runs, alone, so every legal request can be
+ * served. Waiting requests hold no memory, so the queue is bounded by time, not by cost.
  *
- * `retryAfter` (seconds, for the Retry-After header) estimates how long the work ahead takes to
- * drain, from the observed seconds per unit of cost of finished work.
+ * The pace is cost finished per second of busy time (time with anything in flight), so work
+ * that runs side by side is not counted twice: with 700 MB in flight and 700 MB queued at 300
+ * MB/s, the queue drains in about 4.7 s, and that is what `retryAfter` says (seconds, for the
+ * Retry-After header).
  */
 export class AdmissionController {
   readonly options: AdmissionOptions;
@@ -53,14 +62,16 @@ export class AdmissionController {
   #queuedCost = 0;
   #admitted = 0;
   #rejected = 0;
-  /** Exponentially weighted mean of seconds per unit cost over finished work. */
-  #secondsPerUnit: number | undefined;
+  /** Sums behind the pace, decayed with busy time: cost finished, and the busy seconds it took. */
+  #finishedCost = 0;
+  #busySeconds = 0;
+  /** performance.now() when the busy time was last accounted for (while anything is in flight). */
+  #busyMark = 0;
 
   constructor(options: AdmissionOptions) {
     if (!(options.budget > 0)) throw new Error(`admission budget must be positive, got ${options.budget}`);
     if (!(options.maxWaitMs >= 0)) throw new Error(`admission maxWaitMs must be >= 0, got ${options.maxWaitMs}`);
-    if (!(options.maxQueuedCost >= 0)) throw new Error('admission maxQueuedCost must be >= 0');
-    this.options = { ...options };
+    this.options = { budget: options.budget, maxWaitMs: options.maxWaitMs };
   }
 
   get stats(): AdmissionStats {
@@ -71,6 +82,7 @@ export class AdmissionController {
       queuedCost: this.#queuedCost,
       admitted: this.#admitted,
       rejected: this.#rejected,
+      costPerSecond: this.#pace(),
     };
   }
 
@@ -89,10 +101,10 @@ export class AdmissionController {
     if (!(cost > 0) || !Number.isFinite(cost)) return Promise.reject(new Error(`cost must be positive, got ${cost}`));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#queue.length === 0 && this.#fits(cost)) return Promise.resolve(this.#start(cost));
-    const { maxWaitMs, maxQueuedCost } = this.options;
-    // Someone may always wait at the head, however big, so an oversized request is not refused forever.
-    const queueFull = this.#queue.length > 0 && this.#queuedCost + cost > maxQueuedCost;
-    if (maxWaitMs === 0 || queueFull) return Promise.reject(this.#overloaded(cost));
+    const { maxWaitMs } = this.options;
+    if (maxWaitMs === 0 || this.#startsInSeconds(cost) * 1000 > maxWaitMs) {
+      return Promise.reject(this.#overloaded());
+    }
 
     return new Promise<Permit>((resolve, reject) => {
       const leave = () => {
@@ -118,7 +130,7 @@ export class AdmissionController {
       };
       const timer = setTimeout(() => {
         leave();
-        reject(this.#overloaded(cost));
+        reject(this.#overloaded());
         this.#admitWaiting();
       }, maxWaitMs);
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -132,26 +144,38 @@ export class AdmissionController {
   }
 
   #start(cost: number): Permit {
+    this.#accountBusyTime();
     this.#inFlight++;
     this.#inFlightCost += cost;
     this.#admitted++;
-    const started = performance.now();
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
+        this.#accountBusyTime();
+        this.#finishedCost += cost;
         this.#inFlight--;
         this.#inFlightCost -= cost;
-        this.#learn((performance.now() - started) / 1000 / cost);
         this.#admitWaiting();
       },
     };
   }
 
-  #learn(secondsPerUnit: number): void {
-    const previous = this.#secondsPerUnit;
-    this.#secondsPerUnit = previous === undefined ? secondsPerUnit : 0.8 * previous + 0.2 * secondsPerUnit;
+  /** Adds the time since the last mark to the busy time if anything was in flight, decaying the past. */
+  #accountBusyTime(): void {
+    const now = performance.now();
+    if (this.#inFlight > 0) {
+      const seconds = (now - this.#busyMark) / 1000;
+      const kept = Math.exp(-seconds / PACE_MEMORY_SECONDS);
+      this.#busySeconds = this.#busySeconds * kept + seconds;
+      this.#finishedCost *= kept;
+    }
+    this.#busyMark = now;
+  }
+
+  #pace(): number | undefined {
+    return this.#finishedCost > 0 && this.#busySeconds > 0 ? this.#finishedCost / this.#busySeconds : undefined;
   }
 
   /** Admits queued requests in order while the head fits. */
@@ -159,19 +183,29 @@ export class AdmissionController {
     for (let head = this.#queue[0]; head && this.#fits(head.cost); head = this.#queue[0]) head.admit();
   }
 
-  #overloaded(cost: number): NadirError {
+  /**
+   * Seconds until a request of `cost` arriving now could start: the work ahead of it must drain
+   * until it fits. 0 while nothing is measured (it waits, and maxWaitMs bounds the wait).
+   */
+  #startsInSeconds(cost: number): number {
+    const pace = this.#pace();
+    if (pace === undefined) return 0;
+    const mustFinish = Math.max(0, this.#inFlightCost + this.#queuedCost + cost - this.options.budget);
+    return mustFinish / pace;
+  }
+
+  #overloaded(): NadirError {
     this.#rejected++;
     return new NadirError('OVERLOADED', 'The imagery renderer is at capacity; retry after the time given.', {
-      retryAfter: this.#retryAfter(cost),
+      retryAfter: this.#retryAfter(),
     });
   }
 
-  /** Seconds until the work ahead (in flight, queued, and this request) has likely drained. */
-  #retryAfter(cost: number): number {
-    if (this.#secondsPerUnit === undefined) return MIN_RETRY_AFTER;
-    const ahead = this.#inFlightCost + this.#queuedCost + cost;
-    // Work in flight runs side by side: the queue drains about `inFlight` requests at a time.
-    const seconds = (this.#secondsPerUnit * ahead) / Math.max(1, this.#inFlight);
+  /** Seconds until the work in flight and queued has likely drained, at the measured pace. */
+  #retryAfter(): number {
+    const pace = this.#pace();
+    if (pace === undefined) return MIN_RETRY_AFTER;
+    const seconds = (this.#inFlightCost + this.#queuedCost) / pace;
     return Math.min(MAX_RETRY_AFTER, Math.max(MIN_RETRY_AFTER, Math.ceil(seconds)));
   }
 }

@@ -36,7 +36,7 @@ export interface RasterEngineOptions {
   storage: Pick<SurveyStorage, 'gdalPath'>;
   tuning?: Partial<GdalTuning>;
   encoding?: Partial<PictureEncoding>;
-  /** `budget` and `maxQueuedCost` are bytes of working memory (see `workingBytesPerPixel`). */
+  /** `budget` is bytes of working memory (see `workingBytesPerPixel`). */
   admission?: Partial<AdmissionOptions>;
 }
 
@@ -51,7 +51,6 @@ export interface RasterEngineOptions {
 export const DEFAULT_ADMISSION: AdmissionOptions = {
   budget: 1024 * 1024 * 1024,
   maxWaitMs: 10_000,
-  maxQueuedCost: 1024 * 1024 * 1024,
 };
 
 /**

@@ -294,7 +294,7 @@ describe('imagery admission control', { skip: SKIP_REALDATA }, () => {
         ...services,
         raster: new RasterEngine({
           storage: services.storage,
-          admission: { budget: 1, maxWaitMs: 0, maxQueuedCost: 0 },
+          admission: { budget: 1, maxWaitMs: 0 },
         }),
       }),
     });

@@ -67,7 +67,7 @@ describe('raster engine under load', { skip: SKIP_REALDATA }, () => {
     const budget = 2 * probe.cost('elevation', 'png', size);
     const engine = new RasterEngine({
       storage: storageIn(() => dir),
-      admission: { budget, maxWaitMs: 60_000, maxQueuedCost: 100 * budget },
+      admission: { budget, maxWaitMs: 60_000 },
     });
     const jobs = [ortho(), dsm()].flatMap((asset) => IMAGE_FORMATS.map((format) => ({ asset, format })));
     const alone: Buffer[] = [];
