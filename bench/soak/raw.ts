@@ -1,0 +1,39 @@
+/** The soak's raw figures (bench/soak/), shared by its parts and its report. */
+import type { WrkResult } from '../load/wrk.js';
+import type { ProcessSample } from './process-sample.js';
+
+export interface TrafficRaw {
+  minutes: number;
+  connections: number;
+  /** Entries of each kind in the URL list wrk walks. */
+  mix: { tiles: number; coverage: number; downloads: number };
+  wrk: Omit<WrkResult, 'output'>;
+  /** Answers other than 200, 304, 429 and 503, plus socket errors are in wrk.socketErrors. */
+  unexpected: number;
+  samples: ProcessSample[];
+}
+
+export interface BurstRaw {
+  /** Which allocator setting the server ran with. */
+  allocator: string;
+  env: Record<string, string>;
+  downloads: number;
+  size: number;
+  statuses: Record<string, number>;
+  burstSeconds: number;
+  idleRssBytes: number;
+  peakRssBytes: number;
+  /** RSS every second for 30 s after the burst. */
+  after: { at: number; rssBytes: number }[];
+  /** Seconds after the burst until RSS was within 100 MB of idle; undefined: not within 30 s. */
+  settledSeconds: number | undefined;
+}
+
+export interface SoakRaw {
+  date: string;
+  command: string;
+  machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
+  traffic?: TrafficRaw;
+  bursts?: BurstRaw[];
+  seconds: number;
+}

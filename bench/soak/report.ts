@@ -1,0 +1,73 @@
+/** The soak's figures as docs/reliability.md's measured section. */
+import { MIB } from './process-sample.js';
+import type { BurstRaw, SoakRaw, TrafficRaw } from './raw.js';
+
+const mb = (bytes: number) => `${(bytes / MIB).toFixed(0)} MB`;
+const verdict = (met: boolean) => (met ? '**met**' : '**missed**');
+
+function trafficSection(t: TrafficRaw): string[] {
+  const afterFirstMinute = t.samples.filter((s) => s.at >= 60);
+  const base = afterFirstMinute[0] ?? t.samples[0];
+  const rss = afterFirstMinute.map((s) => s.rssBytes);
+  const maxRss = Math.max(...rss);
+  const minRss = Math.min(...rss);
+  const drift = base ? (maxRss - base.rssBytes) / base.rssBytes : Number.NaN;
+  const fdsEnd = t.samples.at(-1)?.fds ?? 0;
+  const fdsMax = Math.max(...afterFirstMinute.map((s) => s.fds));
+  const socket = Object.values(t.wrk.socketErrors).reduce((a, b) => a + b, 0);
+  const statuses = Object.entries(t.wrk.statuses)
+    .sort()
+    .map(([code, n]) => `${n.toLocaleString('en')} x ${code}`)
+    .join(', ');
+  return [
+    `### Mixed traffic: ${t.minutes} min at ${t.connections} connections`,
+    '',
+    `URL list walked round robin by wrk: ${t.mix.tiles} tiles (pass-through jpg, composite jpg and png), ` +
+      `${t.mix.coverage} coverage calls, ${t.mix.downloads} TrueOrtho downloads of 500-2000 px.`,
+    '',
+    '| figure | value | goal |',
+    '|---|---|---|',
+    `| requests | ${t.wrk.requests.toLocaleString('en')} (${t.wrk.requestsPerSecond.toFixed(0)}/s), p50 ${t.wrk.p50Ms.toFixed(1)} ms, p99 ${t.wrk.p99Ms.toFixed(1)} ms | |`,
+    `| answers | ${statuses} | |`,
+    `| answers other than 200/304/429/503, socket errors | ${t.unexpected}, ${socket} | 0: ${verdict(t.unexpected === 0 && socket === 0)} |`,
+    `| RSS after the first minute | ${mb(base?.rssBytes ?? 0)} at ${base?.at.toFixed(0)} s; min ${mb(minRss)}, max ${mb(maxRss)} (${(drift * 100).toFixed(1)}%) | within 10%: ${verdict(drift <= 0.1)} |`,
+    `| open descriptors after the first minute | ${base?.fds} at ${base?.at.toFixed(0)} s, max ${fdsMax}, at the end ${fdsEnd} | no growth: ${verdict(fdsEnd <= (base?.fds ?? 0) + 5)} |`,
+    '',
+    `RSS and descriptors every 5 s: ${t.samples.map((s) => `${s.at.toFixed(0)} s ${(s.rssBytes / MIB).toFixed(0)} MB/${s.fds}`).join('; ')}.`,
+    '',
+  ];
+}
+
+function burstSection(bursts: BurstRaw[]): string[] {
+  const first = bursts[0];
+  if (!first) return [];
+  return [
+    `### Memory after a burst: ${first.downloads} concurrent ${first.size} px TrueOrtho downloads`,
+    '',
+    'A fresh server, warmed up and idle for 5 s, then the burst, then its RSS every second for 30 s.',
+    'Goal: back within 100 MB of the idle RSS within 30 s.',
+    '',
+    '| allocator | answers | burst | idle RSS | peak RSS | RSS 30 s after | within 100 MB of idle |',
+    '|---|---|---|---|---|---|---|',
+    ...bursts.map(
+      (b) =>
+        `| ${b.allocator} | ${JSON.stringify(b.statuses)} | ${b.burstSeconds.toFixed(1)} s | ${mb(b.idleRssBytes)} | ${mb(b.peakRssBytes)} | ` +
+        `${mb(b.after.at(-1)?.rssBytes ?? 0)} | ${b.settledSeconds === undefined ? '**missed**' : `after ${b.settledSeconds} s: **met**`} |`,
+    ),
+    '',
+  ];
+}
+
+export function soakReport(raw: SoakRaw): string {
+  const m = raw.machine;
+  return [
+    `## Measured: \`npm run soak\` (${raw.date})`,
+    '',
+    `\`${raw.command}\` on ${m.cpus} cores (${m.model}), ${m.memoryGb.toFixed(0)} GiB; load average ` +
+      `${m.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${m.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end; ` +
+      `${(raw.seconds / 60).toFixed(1)} min in all. Raw figures: bench/results/soak-${raw.date}.json.`,
+    '',
+    ...(raw.traffic ? trafficSection(raw.traffic) : []),
+    ...(raw.bursts ? burstSection(raw.bursts) : []),
+  ].join('\n');
+}
