@@ -70,12 +70,22 @@ export async function startNadirServe(options: NadirServeOptions): Promise<Nadir
  * server's database (`env` as the server's: NADIR_DATA_DIR, and NADIR_DATABASE when it is
  * elsewhere). Names are unique, so runs can share a cached database.
  */
-export async function issueBenchKey(env: NodeJS.ProcessEnv, label: string, monthlyAllowance?: number): Promise<string> {
+export async function issueBenchKey(
+  env: NodeJS.ProcessEnv,
+  label: string,
+  monthlyAllowance?: number,
+  tileRateLimit?: number,
+): Promise<string> {
   const dataDir = env.NADIR_DATA_DIR as string;
   const services = await createServices(parseConfig(env, dataDir), systemClock);
   try {
     const name = `bench ${label} ${randomUUID()}`;
-    const account = await services.accounts.createAccount({ name, rasterSubscription: true, monthlyAllowance });
+    const account = await services.accounts.createAccount({
+      name,
+      rasterSubscription: true,
+      monthlyAllowance,
+      tileRateLimit,
+    });
     return (await services.accounts.issueApiKey(account.id)).key;
   } finally {
     await services.close();

@@ -29,11 +29,37 @@ export interface BurstRaw {
   settledSeconds: number | undefined;
 }
 
+export interface IngestCrashRaw {
+  /** Source width and height, px. */
+  size: number;
+  fullIngestSeconds: number;
+  attempts: { killAfterMs: number; outcome: 'killed' | 'finished'; visibleVersion: number; stagingFolders: number }[];
+  finalVersion: number;
+  stagingLeft: number;
+}
+
+export interface ServeCrashRaw {
+  kills: number;
+  tokens: number;
+  /** Tokens whose first download was answered 200 (before or after a crash). */
+  downloadedTokens: number;
+  /** Transactions recorded for the soak's account: must equal downloadedTokens. */
+  transactions: number;
+  tilesServed: number;
+  tilesCounted: number;
+  /** Tiles served in the flush interval before a kill: what the counts may lose. */
+  tilesAtRisk: number;
+  flushSeconds: number;
+  rounds: { killed: boolean; tilesServed: number; downloadsBilledSoFar: number }[];
+}
+
 export interface SoakRaw {
   date: string;
   command: string;
   machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
   traffic?: TrafficRaw;
   bursts?: BurstRaw[];
+  ingestCrashes?: IngestCrashRaw;
+  serveCrashes?: ServeCrashRaw;
   seconds: number;
 }

@@ -1,6 +1,6 @@
 /** The soak's figures as docs/reliability.md's measured section. */
 import { MIB } from './process-sample.js';
-import type { BurstRaw, SoakRaw, TrafficRaw } from './raw.js';
+import type { BurstRaw, IngestCrashRaw, ServeCrashRaw, SoakRaw, TrafficRaw } from './raw.js';
 
 const mb = (bytes: number) => `${(bytes / MIB).toFixed(0)} MB`;
 const verdict = (met: boolean) => (met ? '**met**' : '**missed**');
@@ -58,6 +58,34 @@ function burstSection(bursts: BurstRaw[]): string[] {
   ];
 }
 
+function crashSection(ingest: IngestCrashRaw | undefined, serve: ServeCrashRaw | undefined): string[] {
+  const lines = ['### Crashes', ''];
+  if (ingest) {
+    const killed = ingest.attempts.filter((a) => a.outcome === 'killed');
+    lines.push(
+      `- \`nadir ingest\` of a ${ingest.size.toLocaleString('en')} px RGB source (${ingest.fullIngestSeconds.toFixed(1)} s whole), ` +
+        `re-ingested ${ingest.attempts.length} times with a SIGKILL at a random moment up to 1.2 x that ` +
+        `(${killed.length} killed, at ${killed.map((a) => (a.killAfterMs / 1000).toFixed(1)).join(', ')} s; the rest finished first). ` +
+        'After every one the visible survey was a whole committed version (its COG opens as a COG in GDAL), ' +
+        `at most one staging folder existed (the dead attempt's); the last re-run committed v${ingest.finalVersion} and left ` +
+        `${ingest.stagingLeft} staging folders: **met**.`,
+    );
+  }
+  if (serve) {
+    const billedOnce = serve.transactions === serve.downloadedTokens;
+    const lost = serve.tilesServed - serve.tilesCounted;
+    const countsOk = lost >= 0 && lost <= serve.tilesAtRisk;
+    lines.push(
+      `- \`nadir serve\` SIGKILLed ${serve.kills} times while answering tiles and first downloads of ${serve.tokens} ` +
+        `transaction tokens, then a clean round and SIGTERM: ${serve.downloadedTokens} tokens downloaded, ` +
+        `${serve.transactions} transactions recorded (each token once: ${verdict(billedOnce)}); tiles served ${serve.tilesServed}, ` +
+        `counted ${serve.tilesCounted}, lost ${lost}, of ${serve.tilesAtRisk} served in the ${serve.flushSeconds} s flush ` +
+        `interval before a kill (never more than served, at most that interval lost: ${verdict(countsOk)}).`,
+    );
+  }
+  return [...lines, ''];
+}
+
 export function soakReport(raw: SoakRaw): string {
   const m = raw.machine;
   return [
@@ -69,5 +97,6 @@ export function soakReport(raw: SoakRaw): string {
     '',
     ...(raw.traffic ? trafficSection(raw.traffic) : []),
     ...(raw.bursts ? burstSection(raw.bursts) : []),
+    ...(raw.ingestCrashes || raw.serveCrashes ? crashSection(raw.ingestCrashes, raw.serveCrashes) : []),
   ].join('\n');
 }
