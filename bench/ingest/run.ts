@@ -43,14 +43,14 @@ export interface IngestBenchOptions {
   log?: (line: string) => void;
 }
 
-interface Timed {
+export interface Timed {
   seconds: number;
   peakRssBytes: number;
   stderr: string;
 }
 
 /** Runs a command under `/usr/bin/time -v`: wall seconds and the process's peak RSS. */
-async function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Timed> {
+export async function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Timed> {
   const started = performance.now();
   const child = spawn('/usr/bin/time', ['-v', command, ...args], {
     cwd: ROOT,

@@ -53,12 +53,18 @@ export interface ServeCrashRaw {
   rounds: { killed: boolean; tilesServed: number; downloadsBilledSoFar: number }[];
 }
 
+export interface MemoryRaw {
+  demo: { seconds: number; peakRssBytes: number };
+  ingest: { size: number; seconds: number; peakRssBytes: number };
+}
+
 export interface SoakRaw {
   date: string;
   command: string;
   machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
   traffic?: TrafficRaw;
   bursts?: BurstRaw[];
+  memory?: MemoryRaw;
   ingestCrashes?: IngestCrashRaw;
   serveCrashes?: ServeCrashRaw;
   seconds: number;

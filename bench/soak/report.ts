@@ -1,6 +1,6 @@
 /** The soak's figures as docs/reliability.md's measured section. */
 import { MIB } from './process-sample.js';
-import type { BurstRaw, IngestCrashRaw, ServeCrashRaw, SoakRaw, TrafficRaw } from './raw.js';
+import type { BurstRaw, IngestCrashRaw, MemoryRaw, ServeCrashRaw, SoakRaw, TrafficRaw } from './raw.js';
 
 const mb = (bytes: number) => `${(bytes / MIB).toFixed(0)} MB`;
 const verdict = (met: boolean) => (met ? '**met**' : '**missed**');
@@ -58,6 +58,21 @@ function burstSection(bursts: BurstRaw[]): string[] {
   ];
 }
 
+function memorySection(m: MemoryRaw): string[] {
+  const limit = 1.5 * 1024 * MIB;
+  return [
+    '### Ingest memory',
+    '',
+    'Peak RSS (`/usr/bin/time -v`) of the whole process, under the budget docs/ingest.md describes. Goal: <= 1.5 GB.',
+    '',
+    '| command | wall time | peak RSS | goal |',
+    '|---|---|---|---|',
+    `| \`nadir demo\` | ${m.demo.seconds.toFixed(0)} s | ${mb(m.demo.peakRssBytes)} | ${verdict(m.demo.peakRssBytes <= limit)} |`,
+    `| \`nadir ingest\` of a ${m.ingest.size.toLocaleString('en')} px RGB source | ${m.ingest.seconds.toFixed(0)} s | ${mb(m.ingest.peakRssBytes)} | ${verdict(m.ingest.peakRssBytes <= limit)} |`,
+    '',
+  ];
+}
+
 function crashSection(ingest: IngestCrashRaw | undefined, serve: ServeCrashRaw | undefined): string[] {
   const lines = ['### Crashes', ''];
   if (ingest) {
@@ -97,6 +112,7 @@ export function soakReport(raw: SoakRaw): string {
     '',
     ...(raw.traffic ? trafficSection(raw.traffic) : []),
     ...(raw.bursts ? burstSection(raw.bursts) : []),
+    ...(raw.memory ? memorySection(raw.memory) : []),
     ...(raw.ingestCrashes || raw.serveCrashes ? crashSection(raw.ingestCrashes, raw.serveCrashes) : []),
   ].join('\n');
 }

@@ -2,13 +2,14 @@
  * `npm run soak`: the reliability figures of issue 18 on the real compiled `nadir serve`, on the
  * benchmark's data (bench/tiles/data.ts: the demo town and two overlapping bench surveys).
  *
- *   node --import tsx bench/soak/run.ts [--only traffic|burst|crashes] [--minutes 10] [--connections 64] [--kills 20] [--quick] [--no-write]
+ *   node --import tsx bench/soak/run.ts [--only traffic|burst|crashes|memory] [--minutes 10] [--connections 64] [--kills 20] [--quick] [--no-write]
  *
  * - traffic: mixed traffic for --minutes (10) at --connections (64), RSS and descriptors sampled;
  * - burst: 8 concurrent 5000 px downloads, then RSS for 30 s, once per allocator setting;
  * - crashes: `nadir ingest` killed at --kills (20) random moments, `nadir serve` killed during
  *   downloads and tile counting 5 times (bench/soak/crashes.ts says what is checked).
- * --quick: 1 minute, 4 downloads of 2000 px, 3 kills of each, nothing written. Otherwise the raw figures go to
+ * - memory: peak RSS of `nadir demo` and of `nadir ingest` of a generated --ingest-size (30000) px RGB.
+ * --quick: 1 minute, 4 downloads of 2000 px, 3 kills of each, a 4000 px ingest, nothing written. Otherwise the raw figures go to
  * bench/results/soak-<date>.json and the report replaces the measured section of docs/reliability.md.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { allocatorSettings, measureBurst } from './burst.js';
 import { measureIngestCrashes, measureServeCrashes } from './crashes.js';
+import { measureIngestMemory } from './memory.js';
 import type { SoakRaw } from './raw.js';
 import { soakReport } from './report.js';
 import { measureTraffic } from './traffic.js';
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     minutes: { type: 'string' },
     connections: { type: 'string', default: '64' },
     kills: { type: 'string' },
+    'ingest-size': { type: 'string' },
     quick: { type: 'boolean', default: false },
     fresh: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
@@ -67,6 +70,10 @@ if (wants('burst')) {
       }),
     );
   }
+}
+if (wants('memory')) {
+  const size = Number(values['ingest-size'] ?? (values.quick ? 4000 : 30000));
+  raw.memory = await measureIngestMemory({ size, log });
 }
 if (wants('crashes')) {
   const kills = Number(values.kills ?? (values.quick ? 3 : 20));
