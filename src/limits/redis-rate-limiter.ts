@@ -4,6 +4,12 @@
  * (or worker) a request lands on. The windows are the MemoryRateLimiter's (fixed, aligned to
  * the epoch), so X-RateLimit-Reset is the same whoever answers.
  *
+ * A map client asks for tiles by the dozen, so the takes of one key and window that arrive in
+ * the same turn of the event loop are counted together: one INCRBY of n, whose result c hands
+ * them the counts c-n+1 .. c in arrival order. Each request still gets its exact place in the
+ * window's count (no lease, nothing reserved that another server could have used), and Redis
+ * sees one command per key per turn instead of one per tile.
+ *
  * When Redis cannot be reached, tiles keep being served: each process counts on its own
  * (the MemoryRateLimiter), so a key may get up to (processes x limit) in that window, and a
  * warning is logged once per outage; shared counting resumes by itself when Redis is back
@@ -14,10 +20,11 @@ import { Redis } from 'ioredis';
 import { NadirError } from '../errors.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter } from './rate-limiter.js';
 
-/** KEYS[1] the window's counter; ARGV[1] when it may be forgotten (ms since the epoch). */
+/** KEYS[1] the window's counter; ARGV[1] when it may be forgotten (ms since the epoch); ARGV[2] how many to add. */
 const COUNT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
+local added = tonumber(ARGV[2])
+local count = redis.call('INCRBY', KEYS[1], added)
+if count == added then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
 return count`;
 
 /** A request waits at most this long for Redis before its own process decides. */
@@ -30,13 +37,23 @@ export interface RedisLimiterEvents {
   recovered(): void;
 }
 
-type CountingRedis = Redis & { nadirCount(key: string, expireAt: number): Promise<number> };
+type CountingRedis = Redis & { nadirCount(key: string, expireAt: number, added: number): Promise<number> };
+
+/** The takes of one key and window gathered in this turn of the event loop. */
+interface Batch {
+  counter: string;
+  expireAt: number;
+  /** Each take's way back: its place in the window's count, or the failure. */
+  waiting: { resolve: (count: number) => void; reject: (error: unknown) => void }[];
+}
 
 export class RedisRateLimiter implements RateLimiter {
   readonly #redis: CountingRedis;
   readonly #fallback = new MemoryRateLimiter();
   readonly #events: RedisLimiterEvents;
   #down = false;
+  /** Counter key -> takes not yet sent; sent together on the next setImmediate. */
+  #batches = new Map<string, Batch>();
 
   private constructor(redis: CountingRedis, events: RedisLimiterEvents) {
     this.#redis = redis;
@@ -75,7 +92,7 @@ export class RedisRateLimiter implements RateLimiter {
     let count: number;
     try {
       // Kept a minute past the window's end, so a server whose clock runs a little behind still finds it.
-      count = await this.#redis.nadirCount(`nadir:tiles:${key}:${intervalSeconds}:${start}`, (resetAt + 60) * 1000);
+      count = await this.#count(`nadir:tiles:${key}:${intervalSeconds}:${start}`, (resetAt + 60) * 1000);
     } catch (error) {
       if (!this.#down) {
         this.#down = true;
@@ -94,6 +111,35 @@ export class RedisRateLimiter implements RateLimiter {
       resetAt,
       retryAfter: Math.max(1, Math.ceil(resetAt - seconds)),
     };
+  }
+
+  /** This take's place in the window's count, counted with the other takes of this turn. */
+  #count(counter: string, expireAt: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let batch = this.#batches.get(counter);
+      if (!batch) {
+        batch = { counter, expireAt, waiting: [] };
+        this.#batches.set(counter, batch);
+        if (this.#batches.size === 1) setImmediate(() => this.#send());
+      }
+      batch.waiting.push({ resolve, reject });
+    });
+  }
+
+  #send(): void {
+    const batches = [...this.#batches.values()];
+    this.#batches.clear();
+    for (const { counter, expireAt, waiting } of batches) {
+      this.#redis.nadirCount(counter, expireAt, waiting.length).then(
+        (total) => {
+          const first = total - waiting.length + 1;
+          waiting.forEach((take, i) => take.resolve(first + i));
+        },
+        (error: unknown) => {
+          for (const take of waiting) take.reject(error);
+        },
+      );
+    }
   }
 
   /** For readiness: Redis answers now. */

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import { LeasedRateLimiter } from '../../src/limits/rate-lease.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/limits/redis-rate-limiter.js';
@@ -108,6 +109,31 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     assert.equal(decisions.filter((d) => d.allowed).length, 150);
     await one.close();
     await two.close();
+  });
+
+  it('sends the takes of one key that arrive in one turn as one command, each still exactly placed', async () => {
+    const server = redis as RedisServer;
+    const limiter = await RedisRateLimiter.connect(server.url, quiet);
+    const probe = new Redis(server.url);
+    const scripted = async () => {
+      const stats = await probe.info('commandstats');
+      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    try {
+      const k = `batched-${++keySpace}`;
+      await limiter.take(k, 1000, 60, at(START)); // loads the script
+      const before = await scripted();
+      const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.take(k, 150, 60, at(START + 1))));
+      assert.equal((await scripted()) - before, 1, 'one script call for 200 takes of one turn');
+      // Every take its own place in the count: 149 more allowed after the first, remaining 148 .. 0.
+      assert.deepEqual(
+        decisions.filter((d) => d.allowed).map((d) => d.remaining),
+        Array.from({ length: 149 }, (_, i) => 148 - i),
+      );
+    } finally {
+      probe.disconnect();
+      await limiter.close();
+    }
   });
 
   it('while Redis is down each server counts alone and says so once; shared again when it is back', async () => {
