@@ -12,6 +12,8 @@ export interface ScaleSettings {
   /** Tiles: wrk's connections and seconds per server configuration, pass-through tiles requested. */
   tileConnections: number;
   tileSeconds: number;
+  /** Runs of each set-up, taken in turn; the median counts. */
+  tileRounds: number;
   maxTiles: number;
   /** NADIR_TILE_CACHE_MB of every tile server. */
   cacheMb: number;
@@ -37,6 +39,8 @@ export interface TileRate {
   p99Ms: number;
   requests: number;
   statuses: Record<string, number>;
+  /** tiles/s of every round, sorted (older results: absent). */
+  rounds?: number[];
 }
 
 export interface ScaleRaw {

@@ -40,6 +40,7 @@ export function scaleSettings(quick: boolean, overrides: Partial<ScaleSettings> 
         points: 2000,
         tileConnections: 64,
         tileSeconds: 3,
+        tileRounds: 1,
         maxTiles: 200,
         cacheMb: 256,
       }
@@ -51,6 +52,7 @@ export function scaleSettings(quick: boolean, overrides: Partial<ScaleSettings> 
         points: 10_000,
         tileConnections: 64,
         tileSeconds: 7,
+        tileRounds: 3,
         maxTiles: 400,
         cacheMb: 256,
       };
@@ -115,7 +117,7 @@ async function measureCoverageEngines(
 }
 
 /** wrk over the pass-through tiles at `base`, every answer a 200. */
-async function tileRate(setup: TileSetup, base: string, data: TileData, tiles: TileUrlSource, s: ScaleSettings) {
+async function tileRun(setup: TileSetup, base: string, data: TileData, tiles: TileUrlSource, s: ScaleSettings) {
   const urls = tiles.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg'));
   const result = await runWrk({
     urls,
@@ -125,13 +127,16 @@ async function tileRate(setup: TileSetup, base: string, data: TileData, tiles: T
     threads: 2,
   });
   assertAllStatus(result, 200, `tiles ${setup}`);
-  const { requestsPerSecond, p50Ms, p99Ms, requests, statuses } = result;
-  return { setup, requestsPerSecond, p50Ms, p99Ms, requests, statuses } satisfies TileRate;
+  return result;
 }
 
 type TileUrlSource = Awaited<ReturnType<typeof findTileLists>>['passThrough'];
 
-/** One server in memory, one with Redis, then two with Redis behind nginx: the same data and key. */
+/**
+ * One server counting limits in memory, one with Redis, and two with Redis behind nginx, all
+ * started at once (a server nobody asks uses no CPU) and measured in turn, `tileRounds` times, so
+ * that a slow moment of the machine falls on every set-up alike; the median round counts.
+ */
 async function measureTileSetups(settings: ScaleSettings, options: SectionOptions, log: (line: string) => void) {
   const data = await tileData({ fresh: options.fresh, log });
   const env = { NADIR_DATA_DIR: data.dataDir, NADIR_TILE_CACHE_MB: `${settings.cacheMb}` };
@@ -139,19 +144,11 @@ async function measureTileSetups(settings: ScaleSettings, options: SectionOption
   const precut = await scratchDir('scale-precut');
   const stops: (() => Promise<void>)[] = [];
   try {
+    const withRedis = { ...env, NADIR_REDIS_URL: redis.url };
     const memory = await startNadirServe({ env, label: 'scale-memory' });
     stops.push(memory.stop);
-    const lists = await findTileLists(memory.url, data, precut, settings.maxTiles);
-    const tiles = lists.passThrough;
-    const rates: TileRate[] = [await tileRate('memory', memory.url, data, tiles, settings)];
-    await memory.stop();
-
-    const withRedis = { ...env, NADIR_REDIS_URL: redis.url };
     const one = await startNadirServe({ env: withRedis, label: 'scale-redis' });
     stops.push(one.stop);
-    rates.push(await tileRate('redis', one.url, data, tiles, settings));
-    await one.stop();
-
     const two = [
       await startNadirServe({ env: { ...withRedis, NADIR_SERVER_ID: 'scale-a' }, label: 'scale-a' }),
       await startNadirServe({ env: { ...withRedis, NADIR_SERVER_ID: 'scale-b' }, label: 'scale-b' }),
@@ -166,8 +163,34 @@ async function measureTileSetups(settings: ScaleSettings, options: SectionOption
       listen,
     );
     stops.push(nginx.stop);
-    rates.push(await tileRate('two-behind-nginx', nginx.url, data, tiles, settings));
-    for (const rate of rates) log(`tiles ${rate.setup}: ${rate.requestsPerSecond.toFixed(0)} tiles/s`);
+    const tiles = (await findTileLists(memory.url, data, precut, settings.maxTiles)).passThrough;
+    const setups: [TileSetup, string][] = [
+      ['memory', memory.url],
+      ['redis', one.url],
+      ['two-behind-nginx', nginx.url],
+    ];
+    const runs = new Map<TileSetup, Awaited<ReturnType<typeof tileRun>>[]>(setups.map(([setup]) => [setup, []]));
+    for (let round = 1; round <= settings.tileRounds; round++) {
+      for (const [setup, url] of setups) {
+        const result = await tileRun(setup, url, data, tiles, settings);
+        runs.get(setup)?.push(result);
+        log(`tiles round ${round} ${setup}: ${result.requestsPerSecond.toFixed(0)} tiles/s`);
+      }
+    }
+    const rates = setups.map(([setup]): TileRate => {
+      const results = [...(runs.get(setup) ?? [])].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+      const median = results[Math.floor(results.length / 2)] as (typeof results)[number];
+      const { requestsPerSecond, p50Ms, p99Ms, requests, statuses } = median;
+      return {
+        setup,
+        requestsPerSecond,
+        p50Ms,
+        p99Ms,
+        requests,
+        statuses,
+        rounds: results.map((r) => r.requestsPerSecond),
+      };
+    });
     return { rates, tileCount: tiles.length };
   } finally {
     for (const stop of stops.reverse()) await stop();
