@@ -151,7 +151,7 @@ export async function measureServeCrashes(options: {
   const apiKey = await issueBenchKey(env, 'crash', 1000, 1_000_000_000);
   const accountId = await accountOf(data.dataDir, apiKey);
   const before = await usage(data.dataDir, accountId);
-  const points = demoPoints(30);
+  const points = demoPoints(30, 0.001);
   const billed = new Set<number>();
   let tokens: { url: string }[] = [];
   let tilesServed = 0;

@@ -7,11 +7,14 @@ import { DEMO_LOCATION } from '@nadir/demo-town';
 /** The raster AOI's radius, m: the largest the API takes. */
 export const RADIUS = 100;
 
-/** Points around the demo town's centre, a few hundred metres apart (about 0.003 degrees). */
-export function demoPoints(count: number): { lon: number; lat: number }[] {
+/**
+ * `count` points spread over a disc of `radiusDegrees` around the demo town's centre: 0.004 (about
+ * 400 m) reaches past the town's edge, as coverage calls do; 0.001 stays on its imagery.
+ */
+export function demoPoints(count: number, radiusDegrees = 0.004): { lon: number; lat: number }[] {
   return Array.from({ length: count }, (_, i) => {
     const angle = (i * 2.399963) % (2 * Math.PI); // golden angle: spread without a grid
-    const distance = 0.004 * Math.sqrt((i + 0.5) / count);
+    const distance = radiusDegrees * Math.sqrt((i + 0.5) / count);
     return { lon: DEMO_LOCATION.lon + distance * Math.cos(angle), lat: DEMO_LOCATION.lat + distance * Math.sin(angle) };
   });
 }
