@@ -11,6 +11,8 @@ export interface StorageSettings {
   /** The raster download's width and height, px, and how many times it is fetched. */
   rasterSize: number;
   rasterRounds: number;
+  /** Warm runs of each storage kind, taken in turn; the median counts. */
+  warmRounds: number;
   cacheMb: number;
 }
 
@@ -33,6 +35,8 @@ export interface Measurement {
   msEach: number;
   /** Totals over the measurement; undefined for local storage. */
   fetched?: Fetched;
+  /** perSecond of every round, sorted, where there were several (the warm pass). */
+  rounds?: number[];
 }
 
 export interface StorageRaw {

@@ -8,6 +8,14 @@ function find(raw: StorageRaw, what: string, storage: Measurement['storage']): M
   return raw.measurements.find((m) => m.what === what && m.storage === storage);
 }
 
+function warmRounds(raw: StorageRaw): string {
+  const rounds = (storage: Measurement['storage']) => find(raw, 'pass-through warm', storage)?.rounds;
+  const [local, s3] = [rounds('local'), rounds('s3')];
+  if (!local || !s3) return '';
+  const list = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
+  return `: local ${list(local)}, S3 ${list(s3)} tiles/s`;
+}
+
 function comparisonTable(raw: StorageRaw): Table {
   const rasterName = `raster ${raw.settings.rasterSize} px jpg`;
   return {
@@ -28,7 +36,7 @@ function comparisonTable(raw: StorageRaw): Table {
       ];
     }),
     notes: [
-      `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight; ms each is the pass's wall time over its tiles. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, after the cold pass; ms each is the median latency. Raster: ${raw.settings.rasterRounds} download(s) in a row after the tiles, on the same server.`,
+      `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight; ms each is the pass's wall time over its tiles. Raster: ${raw.settings.rasterRounds} download(s) in a row after the cold tiles, on the same server. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, on both servers in turn (${raw.settings.warmRounds ?? 1} rounds each, the median counts${warmRounds(raw)}); ms each is the median latency.`,
       'Requests and bytes are what the server fetched from the bucket (counted by a proxy in front of s3rver), over what it answered: the cost a real bucket bills and its latency multiplies.',
     ],
   };
