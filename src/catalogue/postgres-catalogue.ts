@@ -3,16 +3,17 @@ import type { Migrations } from '../db/migrations.js';
 import type { PostgresSql, PostgresTransaction } from '../db/postgres.js';
 import type { ChangeCount } from '../db/postgres-changes.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
-import type {
-  Reservation,
-  RetiredFile,
-  SurveyCatalogue,
-  SurveyPage,
-  SurveySearch,
-  SurveyView,
-  TagFilter,
+import {
+  compareNewestFirst,
+  type Reservation,
+  type RetiredFile,
+  type SurveyCatalogue,
+  type SurveyPage,
+  type SurveySearch,
+  type SurveyView,
+  type TagFilter,
 } from './catalogue.js';
-import { packFootprint } from './packed-footprint.js';
+import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
 import {
   assetLocations,
@@ -28,8 +29,11 @@ import {
 /**
  * The catalogue on PostgreSQL/PostGIS, for several servers sharing one database. Footprints are
  * PostGIS geometry under a GiST index, so a search is one statement: the index finds footprints
- * whose box meets the area, the exact test and every filter run in the same query, ordered and
- * paged there with the total. The survey itself is the same JSON document as in SQLite
+ * whose box meets the area and the date, type and tag filters run there; the exact footprint test,
+ * the order and the page are then decided as in SQLite, on the packed footprint
+ * (packed-footprint.ts), so both engines answer alike. PostGIS's own exact test (ST_Relate with
+ * an interior pattern) cost 50-100 us per candidate, most of a search's time (bench/scale).
+ * The survey itself is the same JSON document as in SQLite
  * (survey-rows.ts), its footprint also packed, so it comes back exactly as it was put.
  * Text columns that order or compare are `COLLATE "C"`: the same code-unit order as JavaScript
  * and SQLite, whatever locale the database was created with.
@@ -70,9 +74,10 @@ export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
   ],
 };
 
-interface CandidateRow extends DocumentRow, ListingRow {
-  total: string;
-}
+/** A search's candidate: the order keys and packed footprint, and the document or the listing. */
+type CandidateRow = Pick<ListingRow, 'id' | 'captureDate' | 'lastPhotoTime'> &
+  Pick<DocumentRow, 'outline'> &
+  Partial<DocumentRow & ListingRow>;
 
 export class PostgresSurveyCatalogue implements SurveyCatalogue {
   readonly #sql: PostgresSql;
@@ -177,33 +182,25 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   async search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>> {
     const sql = this.#sql;
     const listing = query.view === 'listing';
-    const where = this.#where(query);
-    const order =
-      query.order === 'oldest'
-        ? sql`capture_date ASC, last_photo_time ASC, id DESC`
-        : sql`capture_date DESC, last_photo_time DESC, id ASC`;
-    const columns = listing
-      ? sql`id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", version, tags, listing`
-      : sql`body, outline`;
+    const columns = listing ? sql`version, tags, listing` : sql`body`;
     const rows = await sql<CandidateRow[]>`
-      SELECT ${columns}, count(*) OVER ()::text AS total FROM surveys WHERE ${where}
-      ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`;
-    // A page past the end has no row to carry the total.
-    const total = rows[0]
-      ? Number(rows[0].total)
-      : Number((await sql<{ n: string }[]>`SELECT count(*)::text AS n FROM surveys WHERE ${where}`)[0]?.n);
-    const surveys = listing ? rows.map((row) => toListing(row)) : rows.map((row) => toSurvey(row));
-    return { surveys, total } as SurveyPage<V>;
+      SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, ${columns}
+      FROM surveys WHERE ${this.#where(query)}`;
+    const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
+    const matches = rows
+      .filter((row) => exact(query.area, footprintNumbers(row.outline)))
+      .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
+    const page = matches.slice(query.offset, query.offset + query.limit);
+    const surveys = listing
+      ? page.map((row) => toListing(row as ListingRow))
+      : page.map((row) => toSurvey(row as DocumentRow));
+    return { surveys, total: matches.length } as SurveyPage<V>;
   }
 
+  /** The index's box test and every filter but the exact footprint test. */
   #where(query: SurveySearch<SurveyView>) {
     const sql = this.#sql;
     const { minX, minY, maxX, maxY } = query.area;
-    const box = sql`ST_MakeEnvelope(${minX}, ${minY}, ${maxX}, ${maxY}, 4326)`;
-    // `intersects`: the interiors meet (a footprint touching the area's edge shares no area with
-    // it); `full`: the area lies within the footprint. As geo/polygon.ts decides for SQLite.
-    const exact =
-      query.overlap === 'full' ? sql`ST_Covers(footprint, ${box})` : sql`ST_Relate(footprint, ${box}, 'T********')`;
     const mask = typeMask(query.types ?? []);
     const types =
       mask === 0
@@ -211,7 +208,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
         : query.typeMatch === 'any'
           ? sql`(type_mask & ${mask}) <> 0`
           : sql`(type_mask & ${mask}) = ${mask}`;
-    return sql`footprint && ${box} AND ${exact}
+    return sql`footprint && ST_MakeEnvelope(${minX}, ${minY}, ${maxX}, ${maxY}, 4326)
       AND capture_date >= ${query.since ?? '0000-00-00'} AND capture_date <= ${query.until ?? '9999-99-99'}
       AND ${types} AND ${this.#tags(query.tags)}`;
   }
