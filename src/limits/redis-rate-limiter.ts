@@ -6,9 +6,15 @@
  *
  * A map client asks for tiles by the dozen, so the takes of one key and window that arrive in
  * the same turn of the event loop are counted together: one INCRBY of n, whose result c hands
- * them the counts c-n+1 .. c in arrival order. Each request still gets its exact place in the
- * window's count (no lease, nothing reserved that another server could have used), and Redis
- * sees one command per key per turn instead of one per tile.
+ * them the counts c-n+1 .. c in arrival order, and Redis sees one command per key per turn.
+ *
+ * Waiting for that answer costs a round trip per turn, during which the process has nothing to
+ * do (bench/scale: the server was busy 57% of the time with Redis against 83% without, and
+ * answered 40% fewer tiles). So a key known to be far from its limit is decided here: while the
+ * window's last count from Redis, plus this process's takes since, stays below the limit by a
+ * margin (a tenth of it, at least 10), a take is allowed at once and only counted in the next
+ * INCRBY. Near the limit every take waits for its exact place, so the limit holds across servers
+ * unless the others add more than the margin within one round trip.
  *
  * When Redis cannot be reached, tiles keep being served: each process counts on its own
  * (the MemoryRateLimiter), so a key may get up to (processes x limit) in that window, and a
@@ -43,9 +49,19 @@ type CountingRedis = Redis & { nadirCount(key: string, expireAt: number, added: 
 interface Batch {
   counter: string;
   expireAt: number;
-  /** Each take's way back: its place in the window's count, or the failure. */
+  /** Takes already allowed here, far from the limit: counted, nobody waits for them. */
+  settled: number;
+  /** Each waiting take's way back: its place in the window's count, or the failure. */
   waiting: { resolve: (count: number) => void; reject: (error: unknown) => void }[];
 }
+
+/** How close to its limit a window may get before every take waits for Redis. */
+export function localMargin(limit: number): number {
+  return Math.max(10, Math.ceil(limit / 10));
+}
+
+/** Keys whose window is tracked before old windows are swept. */
+const TRACKED_WINDOWS = 10_000;
 
 export class RedisRateLimiter implements RateLimiter {
   readonly #redis: CountingRedis;
@@ -54,6 +70,8 @@ export class RedisRateLimiter implements RateLimiter {
   #down = false;
   /** Counter key -> takes not yet sent; sent together on the next setImmediate. */
   #batches = new Map<string, Batch>();
+  /** Counter key -> the window's count as last seen here: Redis's answer plus takes allowed since. */
+  #known = new Map<string, { count: number; expireAt: number }>();
 
   private constructor(redis: CountingRedis, events: RedisLimiterEvents) {
     this.#redis = redis;
@@ -92,7 +110,16 @@ export class RedisRateLimiter implements RateLimiter {
     let count: number;
     try {
       // Kept a minute past the window's end, so a server whose clock runs a little behind still finds it.
-      count = await this.#count(`nadir:tiles:${key}:${intervalSeconds}:${start}`, (resetAt + 60) * 1000);
+      const counter = `nadir:tiles:${key}:${intervalSeconds}:${start}`;
+      const expireAt = (resetAt + 60) * 1000;
+      const known = this.#down ? undefined : this.#known.get(counter);
+      if (known && known.count + 1 <= limit - localMargin(limit)) {
+        known.count++;
+        this.#batchFor(counter, expireAt).settled++;
+        count = known.count;
+      } else {
+        count = await this.#count(counter, expireAt, now.getTime());
+      }
     } catch (error) {
       if (!this.#down) {
         this.#down = true;
@@ -114,29 +141,49 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /** This take's place in the window's count, counted with the other takes of this turn. */
-  #count(counter: string, expireAt: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let batch = this.#batches.get(counter);
-      if (!batch) {
-        batch = { counter, expireAt, waiting: [] };
-        this.#batches.set(counter, batch);
-        if (this.#batches.size === 1) setImmediate(() => this.#send());
-      }
-      batch.waiting.push({ resolve, reject });
-    });
+  #count(counter: string, expireAt: number, nowMs: number): Promise<number> {
+    if (!this.#known.has(counter)) this.#track(counter, expireAt, nowMs);
+    return new Promise((resolve, reject) => this.#batchFor(counter, expireAt).waiting.push({ resolve, reject }));
+  }
+
+  #track(counter: string, expireAt: number, nowMs: number): void {
+    if (this.#known.size >= TRACKED_WINDOWS) {
+      for (const [key, window] of this.#known) if (window.expireAt < nowMs) this.#known.delete(key);
+    }
+    // Unknown until Redis answers: an infinite count never allows a local decision (see take).
+    this.#known.set(counter, { count: Number.POSITIVE_INFINITY, expireAt });
+  }
+
+  #batchFor(counter: string, expireAt: number): Batch {
+    let batch = this.#batches.get(counter);
+    if (!batch) {
+      batch = { counter, expireAt, settled: 0, waiting: [] };
+      this.#batches.set(counter, batch);
+      if (this.#batches.size === 1) setImmediate(() => this.#send());
+    }
+    return batch;
   }
 
   #send(): void {
     const batches = [...this.#batches.values()];
     this.#batches.clear();
-    for (const { counter, expireAt, waiting } of batches) {
-      this.#redis.nadirCount(counter, expireAt, waiting.length).then(
+    for (const { counter, expireAt, settled, waiting } of batches) {
+      this.#redis.nadirCount(counter, expireAt, settled + waiting.length).then(
         (total) => {
+          // Those allowed here came first; the waiting ones take the places after them.
           const first = total - waiting.length + 1;
           waiting.forEach((take, i) => take.resolve(first + i));
+          const known = this.#known.get(counter);
+          if (known) known.count = Number.isFinite(known.count) ? Math.max(known.count, total) : total;
         },
         (error: unknown) => {
+          // Counts allowed here are lost to Redis; forget the window so the next take asks (and falls back).
+          this.#known.delete(counter);
           for (const take of waiting) take.reject(error);
+          if (waiting.length === 0 && !this.#down) {
+            this.#down = true;
+            this.#events.unavailable(error as Error);
+          }
         },
       );
     }

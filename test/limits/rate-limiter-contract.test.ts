@@ -136,6 +136,46 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     }
   });
 
+  it('far from the limit a take is decided without waiting for Redis, and still counted there', async () => {
+    const server = redis as RedisServer;
+    const limiter = await RedisRateLimiter.connect(server.url, quiet);
+    const probe = new Redis(server.url);
+    const k = `local-${++keySpace}`;
+    const counter = `nadir:tiles:${k}:60:${START}`;
+    try {
+      assert.equal((await limiter.take(k, 1000, 60, at(START))).remaining, 999, 'the first take waits: nothing known yet');
+      const [a, b] = [limiter.take(k, 1000, 60, at(START)), limiter.take(k, 1000, 60, at(START))];
+      // Decided within this turn of the event loop, before anything could even be sent to Redis.
+      const turn = new Promise((resolve) => setImmediate(() => resolve('a turn later')));
+      assert.equal(await Promise.race([b.then(() => 'at once'), turn]), 'at once');
+      assert.equal(await probe.get(counter), '1', 'not yet counted in Redis');
+      assert.deepEqual([(await a).remaining, (await b).remaining], [998, 997]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await probe.get(counter), '3', 'counted in Redis in the background');
+    } finally {
+      probe.disconnect();
+      await limiter.close();
+    }
+  });
+
+  it('near the limit every take waits for its place: two servers taking in turn admit exactly the limit', async () => {
+    const server = redis as RedisServer;
+    const [one, two] = [
+      await RedisRateLimiter.connect(server.url, quiet),
+      await RedisRateLimiter.connect(server.url, quiet),
+    ];
+    const k = `turns-${++keySpace}`;
+    let allowed = 0;
+    for (let i = 0; i < 160; i++) {
+      if ((await (i % 2 ? one : two).take(k, 100, 60, at(START))).allowed) allowed++;
+      // As between two requests of a real server: the event loop turns, background counts land.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    assert.equal(allowed, 100);
+    await one.close();
+    await two.close();
+  });
+
   it('while Redis is down each server counts alone and says so once; shared again when it is back', async () => {
     const server = redis as RedisServer;
     const events: string[] = [];
