@@ -171,7 +171,7 @@ export async function measureServeCrashes(options: {
     if (tokens.length === 0) {
       tokens = [];
       for (const p of points) {
-        const answer = (await (await fetch(`${coverageUrl(server.url, apiKey, p)}&resources=TrueOrtho`)).json()) as {
+        const answer = (await (await fetch(coverageUrl(server.url, apiKey, p, 'TrueOrtho'))).json()) as {
           transactionToken?: string;
           surveys?: { id: string }[];
         };

@@ -6,6 +6,7 @@ import { DEMO_LOCATION } from '@nadir/demo-town';
 
 /** The raster AOI's radius, m: the largest the API takes. */
 export const RADIUS = 100;
+const ALL_RESOURCES = 'Vert,TrueOrtho,DetailDsm,North,South,East,West';
 
 /**
  * `count` points spread over a disc of `radiusDegrees` around the demo town's centre: 0.004 (about
@@ -19,8 +20,15 @@ export function demoPoints(count: number, radiusDegrees = 0.004): { lon: number;
   });
 }
 
-export function coverageUrl(base: string, apiKey: string, p: { lon: number; lat: number }, radius = RADIUS): string {
-  return `${base}/staticmap/v2/coverage.json?apikey=${apiKey}&point=${p.lon.toFixed(6)},${p.lat.toFixed(6)}&radius=${radius}`;
+/** A coverage call (`resources` is required; every content type by default). */
+export function coverageUrl(
+  base: string,
+  apiKey: string,
+  p: { lon: number; lat: number },
+  resources = ALL_RESOURCES,
+): string {
+  const point = `${p.lon.toFixed(6)},${p.lat.toFixed(6)}`;
+  return `${base}/staticmap/v2/coverage.json?apikey=${apiKey}&point=${point}&radius=${RADIUS}&resources=${resources}`;
 }
 
 export interface ImageDownload {
