@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SecretPieces } from '../support/secret-pieces.js';
+import { processWatch, SecretWatch } from '../support/secret-watch.js';
 import { type ApiFixture, createKey, startApi } from './helpers.js';
 import { exchange, request as rawRequest } from './raw-http.js';
 
@@ -353,5 +354,29 @@ describe('secrets never reach the log or an echoed header', () => {
         assert.match(response.headers.get('x-request-id') ?? '', UUID, `${replaced} on ${path}`);
       }
     }
+  });
+
+  test('the suite-wide watch sees the lines and secrets of this file, and finds pieces and shapes', () => {
+    // startApi's log and services are watched: every line above, the key and the token.
+    const watched = processWatch.counts;
+    assert.ok(watched.lines >= api.logs.length, `${watched.lines} lines watched`);
+    assert.ok(watched.pieces >= key.length - 11 + token.length - 11, `${watched.pieces} pieces`);
+    const watch = new SecretWatch();
+    watch.noteSecret(key);
+    watch.noteSecret(token);
+    watch.watchLine(`{"msg":"request","url":"/x?foo=${key.slice(20, 32)}"}`, 'a piece of the key');
+    watch.watchLine(
+      `{"msg":"x","err":"${Buffer.from(token.slice(40, 60)).toString('base64')}"}`,
+      'base64 of the token',
+    );
+    watch.watchLine('{"msg":"request","url":"/x?apikey=[REDACTED]"}', 'clean');
+    assert.deepEqual(
+      watch.leaks().map((leak) => leak.split(':')[0]),
+      ['a piece of the key', 'base64 of the token'],
+    );
+    const shapes = new SecretWatch();
+    shapes.watchLine(`nadir_0123456789ab_${'Ab1'.repeat(5)}`, 'a key nobody noted');
+    shapes.watchLine(`t1.k9.${'Ab1_'.repeat(8)}`, 'a token nobody noted');
+    assert.equal(shapes.leaks().length, 2);
   });
 });
