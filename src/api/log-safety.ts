@@ -167,12 +167,29 @@ export function loggableUrl(url: string): string {
   return logged.length > MAX_LOGGED_URL ? `${logged.slice(0, MAX_LOGGED_URL)}...` : logged;
 }
 
-/** Header names kept when safe, every value redacted (headers are not logged; this is for accidents). */
+const KNOWN_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'cookie',
+  'user-agent',
+  'referer',
+  'x-request-id',
+  'x-forwarded-for',
+  'if-none-match',
+  'content-type',
+  'content-length',
+  'accept-encoding',
+  'accept-language',
+]);
+
+/**
+ * Header names kept when known or short, every value redacted. No code logs headers; this is for
+ * a header object that reaches a log line by accident.
+ */
 export function loggableHeaders(headers: unknown): Record<string, string> {
   const shown: Record<string, string> = {};
   if (!headers || typeof headers !== 'object') return shown;
   for (const name of Object.keys(headers)) {
-    shown[/^[A-Za-z0-9-]{1,24}$/.test(name) && !/nadir|t1/i.test(name) ? name : REDACTED] = REDACTED;
+    shown[KNOWN_HEADERS.has(name.toLowerCase()) || SHORT_NAME.test(name) ? name : REDACTED] = REDACTED;
   }
   return shown;
 }
