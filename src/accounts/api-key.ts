@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
@@ -53,7 +54,23 @@ export function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-/** Constant-time comparison of a presented key with a stored hash. */
+/**
+ * What the stores' caches of verified keys are keyed by: SHA-256 of the presented key (base64url),
+ * never the key. A Map lookup compares its key with the cached ones character by character when
+ * their hashes collide, so keyed by the key itself its timing could in principle tell how much of
+ * a guess matches a cached key; keyed by the digest it can tell only how much of the guess's
+ * SHA-256 matches, which says nothing about the key. It also keeps plain keys out of memory.
+ * crypto.hash (Node 20.12+) is a third of createHash's cost on this per-request path.
+ */
+export const apiKeyDigest: (presented: string) => string =
+  typeof crypto.hash === 'function'
+    ? (presented) => crypto.hash('sha256', presented, 'base64url')
+    : (presented) => createHash('sha256').update(presented, 'utf8').digest('base64url');
+
+/**
+ * Constant-time comparison of a presented key with a stored hash: both are SHA-256 digests of the
+ * same length, compared with timingSafeEqual. The row was found by the key id, which is public.
+ */
 export function apiKeyMatchesHash(presented: string, storedHash: Uint8Array): boolean {
   const presentedHash = hashApiKey(presented);
   return presentedHash.length === storedHash.length && timingSafeEqual(presentedHash, storedHash);

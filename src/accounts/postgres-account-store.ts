@@ -5,7 +5,14 @@ import type { Migrations } from '../db/migrations.js';
 import type { PostgresSql } from '../db/postgres.js';
 import type { ChangeCount } from '../db/postgres-changes.js';
 import { invalidParameter, NadirError } from '../errors.js';
-import { apiKeyMatchesHash, displayPrefix, generateApiKey, keyIdOfApiKey, normaliseKeyId } from './api-key.js';
+import {
+  apiKeyDigest,
+  apiKeyMatchesHash,
+  displayPrefix,
+  generateApiKey,
+  keyIdOfApiKey,
+  normaliseKeyId,
+} from './api-key.js';
 import type {
   Account,
   AccountStore,
@@ -258,8 +265,10 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
+    // Keyed by the key's digest, not the key (api-key.ts says why).
+    const digest = apiKeyDigest(presentedKey);
     const marker = this.#changes.marker;
-    const cached = this.#verifiedKeys.get(presentedKey);
+    const cached = this.#verifiedKeys.get(digest);
     if (cached?.marker === marker) return cached.lookup;
     const keyId = keyIdOfApiKey(presentedKey);
     if (keyId === undefined) return undefined;
@@ -271,7 +280,7 @@ export class PostgresAccountStore implements AccountStore {
     const account = accountFromRow(row.account);
     if (account.disabled) return undefined;
     const found = { account, keyId };
-    this.#verifiedKeys.set(presentedKey, { lookup: found, marker });
+    this.#verifiedKeys.set(digest, { lookup: found, marker });
     return found;
   }
 

@@ -4,7 +4,14 @@ import { LruCache } from '../cache/lru.js';
 import type { Clock } from '../clock.js';
 import { migrate, openSqlite, type SqliteDatabase } from '../db/sqlite.js';
 import { invalidParameter, NadirError } from '../errors.js';
-import { apiKeyMatchesHash, displayPrefix, generateApiKey, keyIdOfApiKey, normaliseKeyId } from './api-key.js';
+import {
+  apiKeyDigest,
+  apiKeyMatchesHash,
+  displayPrefix,
+  generateApiKey,
+  keyIdOfApiKey,
+  normaliseKeyId,
+} from './api-key.js';
 import { SQLITE_ACCOUNTS_MIGRATIONS } from './sqlite-schema.js';
 import { SqliteUsageLedger } from './sqlite-usage-ledger.js';
 import type {
@@ -252,11 +259,13 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
+    // Keyed by the key's digest, not the key (api-key.ts says why).
+    const digest = apiKeyDigest(presentedKey);
     const marker = this.#marker();
-    const cached = this.#verifiedKeys.get(presentedKey);
+    const cached = this.#verifiedKeys.get(digest);
     if (cached?.marker === marker) return cached.lookup;
     const found = this.#lookupApiKeyRow(presentedKey);
-    if (found) this.#verifiedKeys.set(presentedKey, { lookup: found, marker });
+    if (found) this.#verifiedKeys.set(digest, { lookup: found, marker });
     return found;
   }
 

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiFailure, failure, failureFromError } from './error-table.js';
-import { redactSecrets } from './log-safety.js';
+import { loggablePath } from './log-safety.js';
 import { setStandardHeaders } from './request-lifecycle.js';
 
 /**
@@ -21,7 +21,9 @@ export function sendFailure(reply: FastifyReply, answer: ApiFailure): FastifyRep
 
 function pathOf(url: string): string {
   const path = url.split('?', 1)[0] ?? url;
-  return redactSecrets(path.length > 200 ? `${path.slice(0, 200)}...` : path);
+  // The same rule as the log: a message may end up in a client's or a proxy's log.
+  const shown = loggablePath(path);
+  return shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
 }
 
 function methodsAllowedFor(app: FastifyInstance, path: string): string[] {

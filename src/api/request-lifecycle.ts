@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { redactUrl } from './log-safety.js';
+import { loggableUrl } from './log-safety.js';
 
 /**
  * What every response carries whatever route (or none) answered it: `X-Request-Id`,
@@ -16,17 +16,32 @@ declare module 'fastify' {
   }
 }
 
-/** Accepted incoming ids: what tracing systems send (UUIDs, hex trace ids), nothing that could forge a log line. */
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * Incoming ids we keep (and echo, and log): what tracing systems send, and nothing that could hold
+ * a secret or forge a log line. A key (`nadir_<12 hex>_<43 base64url>`) or a token
+ * (`t1.<id>.<base64url>`), or any 12-character piece of one, is neither of these:
+ * - hex digits in groups joined by single dashes, at most 64 characters: UUIDs, W3C trace ids and
+ *   traceparent values, nginx's $request_id. The only hex run a key has is its public key id; a
+ *   run of 12 hex digits turns up in a random base64url secret with a probability of about 1e-4,
+ *   and only its holder could cut it out and send it;
+ * - anything short: at most 11 of `A-Z a-z 0-9 . _ : -`, too short to be a 12-character piece.
+ * Anything else (a ULID, `trace-4bf92f35.a3ce`, a key) is replaced by a fresh UUID.
+ */
+const HEX_REQUEST_ID = /^(?=.{1,64}$)[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*$/;
+const SHORT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,11}$/;
 
-/** fastify `genReqId`: the caller's `X-Request-Id` when sane, else a fresh UUID. */
+export function isSafeRequestId(id: string): boolean {
+  return HEX_REQUEST_ID.test(id) || SHORT_REQUEST_ID.test(id);
+}
+
+/** fastify `genReqId`: the caller's `X-Request-Id` when safe to keep, else a fresh UUID. */
 export function requestIdFor(request: IncomingMessage): string {
   return requestIdOf(request.headers['x-request-id']);
 }
 
 /** The id for a request whose `X-Request-Id` header (if any) is `incoming`. */
 export function requestIdOf(incoming: string | string[] | undefined): string {
-  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && isSafeRequestId(incoming) ? incoming : randomUUID();
 }
 
 /** Browsers may call the API from any origin; it uses no cookies, so `*` exposes nothing. */
@@ -82,11 +97,11 @@ export interface AccessLogFields {
   durationMs: number;
 }
 
-/** The one access-log line per request, with a redacted URL (built only when the level keeps it). */
+/** The one access-log line per request, with only the safe parts of the URL (log-safety.ts), built only when the level keeps it. */
 export function logAccess(log: FastifyBaseLogger, fields: AccessLogFields): void {
   const enabled = (log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
   if (!enabled) return;
-  log.info({ ...fields, url: redactUrl(fields.url), durationMs: Number(fields.durationMs.toFixed(2)) }, 'request');
+  log.info({ ...fields, url: loggableUrl(fields.url), durationMs: Number(fields.durationMs.toFixed(2)) }, 'request');
 }
 
 export function installRequestLifecycle(app: FastifyInstance): void {

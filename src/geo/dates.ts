@@ -3,17 +3,33 @@
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RELATIVE = /^([1-9]\d{0,3})([YMD])$/;
 
-/** Whether `value` is a real calendar date written `YYYY-MM-DD` (rejects 2024-02-30). */
+/**
+ * Whether `value` is a real calendar date written `YYYY-MM-DD` (rejects 2024-02-30), any year from
+ * 0001 to 9999 of the proleptic Gregorian calendar (ISO 8601's; year 0000 is not written this way).
+ */
 export function isIsoDate(value: string): boolean {
   const match = ISO_DATE.exec(value);
   if (!match) return false;
   const [y, m, d] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (y < 1900 || m < 1 || m > 12 || d < 1) return false;
+  if (y < 1 || m < 1 || m > 12 || d < 1) return false;
   return d <= daysInMonth(y, m);
 }
 
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/** By arithmetic: Date.UTC would read years 0 to 99 as 1900 to 1999. */
 export function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2) return isLeapYear(year) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** Midnight UTC of a date, in ms since the epoch, for any year (setUTCFullYear takes 0-99 as is). */
+function utcMidnight(year: number, month: number, day: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getTime();
 }
 
 function formatDate(year: number, month: number, day: number): string {
@@ -27,7 +43,8 @@ function formatDate(year: number, month: number, day: number): string {
 export function subtractRelative(today: string, amount: number, unit: 'Y' | 'M' | 'D'): string {
   const [y, m, d] = today.split('-').map(Number) as [number, number, number];
   if (unit === 'D') {
-    const t = new Date(Date.UTC(y, m - 1, d) - amount * 86_400_000);
+    const t = new Date(utcMidnight(y, m, d) - amount * 86_400_000);
+    if (t.getUTCFullYear() < 1) return '0001-01-01';
     return formatDate(t.getUTCFullYear(), t.getUTCMonth() + 1, t.getUTCDate());
   }
   const months = unit === 'Y' ? amount * 12 : amount;

@@ -4,7 +4,7 @@ import { mercatorToLonLat } from '../geo/web-mercator.js';
 
 // Polygonising a level of at most this many pixels across keeps the footprint to a few
 // hundred vertices while staying within a couple of full-resolution tiles of the truth.
-const MAX_FOOTPRINT_PIXELS = 1024;
+export const MAX_FOOTPRINT_PIXELS = 1024;
 
 /**
  * The WGS84 outline of a COG's valid pixels (its mask, or nodata for elevation), traced on the

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
  * Ingest's local working area, whatever the storage the survey files end up in:
  *   <data>/staging/<id>.<pid>.<random>/   COGs being written; uploaded (or moved) into storage
- *   <data>/locks/<id>.lock                one ingest per survey id at a time on this machine
+ *   <data>/locks/<id>.lock                one ingest (or delete) per survey id at a time on this machine
+ * The locks folder goes with its last lock, so a `nadir surveys delete` on a data folder leaves
+ * nothing behind (on one whose surveys are in a bucket, it is the only folder delete makes).
  */
 export class IngestWorkspace {
   readonly #root: string;
@@ -32,19 +34,30 @@ export class IngestWorkspace {
   /** An exclusive lock per survey id; a lock whose process died is taken over. */
   async lock(id: string): Promise<() => Promise<void>> {
     const dir = join(this.#root, 'locks');
-    await mkdir(dir, { recursive: true });
     const path = join(dir, `${id}.lock`);
-    for (let attempt = 0; attempt < 2; attempt++) {
+    let takenOver = false;
+    // A few turns: another process's unlock may remove the emptied folder between our mkdir
+    // and our write (ENOENT: make it again), and a dead owner's lock is taken over once.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await mkdir(dir, { recursive: true });
       try {
         await writeFile(path, String(process.pid), { flag: 'wx' });
-        return () => rm(path, { force: true });
+        return async () => {
+          await rm(path, { force: true });
+          // Fails, harmlessly, while other locks are in it.
+          await rmdir(dir).catch(() => undefined);
+        };
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') continue;
+        if (code !== 'EEXIST') throw error;
         const owner = Number((await readText(path)).trim());
         if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) {
           throw new Error(`survey ${id} is being ingested by process ${owner}`);
         }
+        if (takenOver) break;
         await rm(path, { force: true });
+        takenOver = true;
       }
     }
     throw new Error(`could not lock survey ${id}`);

@@ -9,7 +9,7 @@ import { renderDsmPicture } from './dsm-picture.js';
 import { CONTENT_TYPE, type ImageFormat, isWorldFileFormat, type RasterFormat, type RenderedFile } from './formats.js';
 import { DEFAULT_ENCODING, type PictureEncoding, renderImagery } from './imagery.js';
 import { Scratch } from './scratch.js';
-import { DEFAULT_TUNING, type GdalTuning, type PixelKind, warpToGeoTiff } from './warp.js';
+import { DEFAULT_TUNING, fileHoldsSurveyPixels, type GdalTuning, type PixelKind, warpToGeoTiff } from './warp.js';
 import { renderWorldFile } from './world-file.js';
 
 export interface RenderRequest {
@@ -21,12 +21,19 @@ export interface RenderRequest {
   format: RasterFormat;
   /** Abort while queued for admission (e.g. the client went away). */
   signal?: AbortSignal;
+  /**
+   * Find out whether the image holds any pixel of the asset (`empty` in the result), for an AOI
+   * the catalogue cannot vouch for (aoi-pixels.ts). A DSM picture always knows.
+   */
+  checkEmpty?: boolean;
 }
 
 export interface RenderResult extends RenderedFile {
   grid: AoiGrid;
   /** DetailDsm jpg/png: the heights the colour ramp spans (absent when the AOI has no heights). */
   heightRange?: HeightRange;
+  /** The image holds no pixel of the asset (known when checkEmpty was asked, and for DSM pictures). */
+  empty: boolean;
   /** For Server-Timing: time waiting for admission and rendering, ms. */
   timings: { queueMs: number; renderMs: number };
 }
@@ -92,15 +99,15 @@ export class RasterEngine {
     const grid = aoiGrid(aoi, size);
     if (isWorldFileFormat(format)) {
       // Pure arithmetic: no pixels, no admission.
-      return { ...renderWorldFile(aoi, size, format), grid, timings: { queueMs: 0, renderMs: 0 } };
+      return { ...renderWorldFile(aoi, size, format), grid, empty: false, timings: { queueMs: 0, renderMs: 0 } };
     }
     const queued = performance.now();
     const permit = await this.admission.acquire(this.cost(asset.kind, format, size), request.signal);
     const started = performance.now();
     try {
-      const { body, heightRange } = await this.#render(asset, grid, aoi, format);
+      const { body, heightRange, empty } = await this.#render(asset, grid, aoi, format, request.checkEmpty ?? false);
       const timings = { queueMs: started - queued, renderMs: performance.now() - started };
-      return { body, contentType: CONTENT_TYPE[format], fileExtension: format, grid, heightRange, timings };
+      return { body, contentType: CONTENT_TYPE[format], fileExtension: format, grid, heightRange, empty, timings };
     } finally {
       permit.release();
     }
@@ -111,21 +118,24 @@ export class RasterEngine {
     grid: AoiGrid,
     aoi: Aoi,
     format: ImageFormat,
-  ): Promise<{ body: Buffer; heightRange?: HeightRange }> {
+    checkEmpty: boolean,
+  ): Promise<{ body: Buffer; heightRange?: HeightRange; empty: boolean }> {
     const scratch = new Scratch();
     const source = await gdal.openAsync(this.#storage.gdalPath(asset.uri)).catch((error: unknown) => {
       throw storageUnavailable(asset.uri, error);
     });
     try {
       if (asset.kind === 'rgb') {
-        return { body: await renderImagery(source, grid, format, this.tuning, this.encoding, scratch) };
+        return await renderImagery(source, grid, format, this.tuning, this.encoding, scratch, checkEmpty);
       }
       if (format === 'tif') {
-        await warpToGeoTiff(source, grid, 'elevation', this.tuning, scratch.path('heights.tif'));
-        return { body: scratch.take('heights.tif') };
+        const path = scratch.path('heights.tif');
+        await warpToGeoTiff(source, grid, 'elevation', this.tuning, path);
+        const empty = checkEmpty && !(await fileHoldsSurveyPixels(path, 'elevation'));
+        return { body: scratch.take('heights.tif'), empty };
       }
       const picture = await renderDsmPicture(source, grid, aoi.lat, format, this.tuning, this.encoding, scratch);
-      return { body: picture.body, heightRange: picture.range };
+      return { body: picture.body, heightRange: picture.range, empty: picture.range === undefined };
     } finally {
       source.close();
       await scratch.releaseAll();

@@ -2,7 +2,7 @@ import gdal from 'gdal-async';
 import type { AoiGrid } from '../geo/aoi-grid.js';
 import type { ImageFormat } from './formats.js';
 import type { Scratch } from './scratch.js';
-import { type GdalTuning, warpToGeoTiff, warpToMemory } from './warp.js';
+import { fileHoldsSurveyPixels, type GdalTuning, holdsSurveyPixels, warpToGeoTiff, warpToMemory } from './warp.js';
 
 export interface PictureEncoding {
   /** JPEG quality 1..100. */
@@ -32,19 +32,24 @@ export async function renderImagery(
   tuning: GdalTuning,
   encoding: PictureEncoding,
   scratch: Scratch,
-): Promise<Buffer> {
+  checkEmpty = false,
+): Promise<{ body: Buffer; empty: boolean }> {
   const name = `image.${format}`;
   if (format === 'tif') {
     await warpToGeoTiff(source, grid, 'rgb', tuning, scratch.path(name));
-    return scratch.take(name);
+    const empty = checkEmpty && !(await fileHoldsSurveyPixels(scratch.path(name), 'rgb'));
+    return { body: scratch.take(name), empty };
   }
   const warped = await warpToMemory(source, grid, 'rgb', tuning);
+  let empty = false;
   try {
-    await writePicture(warped, format, encoding, scratch.path(name));
+    // Before encoding: a JPEG keeps no alpha to tell afterwards.
+    empty = checkEmpty && !(await holdsSurveyPixels(warped, 'rgb'));
+    if (!empty) await writePicture(warped, format, encoding, scratch.path(name));
   } finally {
     warped.close();
   }
-  return scratch.take(name);
+  return { body: empty ? Buffer.alloc(0) : scratch.take(name), empty };
 }
 
 /**

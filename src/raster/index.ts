@@ -5,6 +5,7 @@ export {
   type AdmissionStats,
   type Permit,
 } from './admission.js';
+export { type AoiPixels, aoiPixels } from './aoi-pixels.js';
 export { colourReliefFile, type HeightRange, type Rgb, rampColour, VIRIDIS } from './colour-ramp.js';
 export {
   DEFAULT_ADMISSION,

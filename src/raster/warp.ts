@@ -104,3 +104,29 @@ export async function warpToMemory(
   // The MEM driver ignores the name; gdal-async requires one.
   return gdal.warpAsync('in-memory', null, [source], ['-of', 'MEM', ...warpArguments(grid, kind, tuning)]);
 }
+
+/**
+ * Whether a raster rendered on an AOI grid holds any pixel of the survey: some alpha above 0
+ * (imagery, band 4 from `-dstalpha`), or some height that is not nodata (elevation). GDAL's
+ * statistics read the band once in its thread pool; on a MEM raster that costs a few ms at
+ * 5000 x 5000, on a compressed GeoTIFF a decompression.
+ */
+export async function holdsSurveyPixels(raster: gdal.Dataset, kind: PixelKind): Promise<boolean> {
+  const band = await raster.bands.getAsync(kind === 'rgb' ? 4 : 1);
+  if (kind === 'rgb') return (await band.computeStatisticsAsync(false)).max > 0;
+  try {
+    return Number.isFinite((await band.computeStatisticsAsync(false)).min);
+  } catch {
+    return false; // GDAL: "no valid pixels found"
+  }
+}
+
+/** holdsSurveyPixels of a GeoTIFF written at `path`. */
+export async function fileHoldsSurveyPixels(path: string, kind: PixelKind): Promise<boolean> {
+  const raster = await gdal.openAsync(path);
+  try {
+    return await holdsSurveyPixels(raster, kind);
+  } finally {
+    raster.close();
+  }
+}

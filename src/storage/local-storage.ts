@@ -4,7 +4,7 @@
  * whole or not at all; reads are plain preads on a handle the open-COG cache keeps.
  */
 import { copyFile, type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Source } from '@cogeotiff/core';
 import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
@@ -77,8 +77,22 @@ export class LocalStorage implements SurveyStorage {
 
   async put(key: string, localFile: string): Promise<void> {
     const target = this.pathOf(key);
-    await mkdir(dirname(target), { recursive: true });
     await syncPath(localFile);
+    // A few turns: a delete in another process removes folders it finds empty (delete below),
+    // which may be this one between our mkdir and our rename: make it again.
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(dirname(target), { recursive: true });
+      try {
+        await this.#moveInto(localFile, target);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 4) throw error;
+      }
+    }
+    await syncPath(dirname(target));
+  }
+
+  async #moveInto(localFile: string, target: string): Promise<void> {
     try {
       await rename(localFile, target);
     } catch (error) {
@@ -89,7 +103,6 @@ export class LocalStorage implements SurveyStorage {
       await syncPath(aside);
       await rename(aside, target);
     }
-    await syncPath(dirname(target));
   }
 
   async *list(prefix: string): AsyncIterable<StoredObject> {
@@ -103,14 +116,21 @@ export class LocalStorage implements SurveyStorage {
   }
 
   async delete(keys: readonly string[]): Promise<void> {
+    const surveysRoot = join(this.#root, 'surveys');
     const folders = new Set<string>();
     for (const key of keys) {
       const path = this.pathOf(key);
       await rm(path, { force: true });
       folders.add(dirname(path));
     }
-    // Folders emptied by the delete go too (a survey's version folder, then the survey's).
-    for (const folder of folders) await removeEmptyUpTo(folder, join(this.#root, 'surveys'));
+    // Folders emptied by the delete go too (a survey's version folder, then the survey's), and so
+    // do empty folders beside them in the survey's folder: a version folder that an ingest killed
+    // between making it and moving a file in leaves empty, and that no file will ever name.
+    for (const folder of folders) {
+      const survey = surveyFolderOf(folder, surveysRoot);
+      if (survey) await removeEmptyFolders(survey);
+      await removeEmptyUpTo(folder, surveysRoot);
+    }
   }
 
   async ping(): Promise<void> {
@@ -131,12 +151,31 @@ async function filesUnder(dir: string): Promise<string[]> {
   return files;
 }
 
+/** `<root>/surveys/<id>` for a folder at or under it. */
+function surveyFolderOf(folder: string, surveysRoot: string): string | undefined {
+  const [id] = relative(surveysRoot, folder).split(sep);
+  return id && id !== '..' && !isAbsolute(id) ? join(surveysRoot, id) : undefined;
+}
+
+/** The folders under `dir` that hold no file, deepest first (each rmdir fails, harmlessly, if one does). */
+async function removeEmptyFolders(dir: string): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (entry.isDirectory()) {
+      const path = join(dir, entry.name);
+      await removeEmptyFolders(path);
+      await rmdir(path).catch(() => undefined);
+    }
+  }
+}
+
 async function removeEmptyUpTo(folder: string, stop: string): Promise<void> {
   for (let dir = folder; dir.startsWith(`${stop}${sep}`); dir = dirname(dir)) {
     try {
       await rmdir(dir);
-    } catch {
-      return;
+    } catch (error) {
+      // Gone already (removed with the empty folders beside it): on to its parent.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return;
     }
   }
 }

@@ -104,6 +104,21 @@ describe('coverage: bad input', () => {
     });
   }
 
+  it('since and until take any date from year 0001 (proleptic Gregorian), not year 0000', async () => {
+    const listed = async (overrides: Record<string, string>) => {
+      const response = await api.get(url(overrides));
+      assert.equal(response.status, 200, JSON.stringify(overrides));
+      return ((await response.json()) as { total: number }).total;
+    };
+    assert.equal(await listed({ since: '0001-01-01' }), 1);
+    assert.equal(await listed({ since: '0001-01-01', until: '0004-02-29' }), 0);
+    assert.equal(await listed({ since: '0099-12-31', until: '2024-01-01' }), 1);
+    for (const since of ['0000-12-31', '0001-02-29', '0100-02-29']) {
+      const body = await errorBody(await api.get(url({ since })));
+      assert.equal(body.parameter, 'since', since);
+    }
+  });
+
   it('an unknown enum value lists the allowed values', async () => {
     const body = await errorBody(await api.get(url({ filter: 'some' })));
     assert.match(body.error, /allTypes, anyTypes/);

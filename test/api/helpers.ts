@@ -8,8 +8,13 @@ import type { Clock } from '../../src/clock.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { testClock } from '../support/clock.js';
+import { noteSecret, watchedLogStream, watchIssuedSecrets } from '../support/secret-watch.js';
 
-/** A real server on a random loopback port over a temp data dir, with its log lines captured. */
+/**
+ * A real server on a random loopback port over a temp data dir, with its log lines captured (and
+ * watched for secrets: the keys and tokens its services issue must never be in them, see
+ * test/support/secret-watch.ts).
+ */
 export interface ApiFixture {
   dir: string;
   services: Services;
@@ -33,9 +38,9 @@ export async function startApi(options: FixtureOptions = {}): Promise<ApiFixture
   const dir = mkdtempSync(join(tmpdir(), 'nadir-api-'));
   const config = parseConfig({ NADIR_DATA_DIR: dir, NADIR_LOG_LEVEL: 'info', ...options.env }, dir);
   const logs: string[] = [];
-  const real = await createServices(config, options.now ?? testClock().now, {
-    logStream: { write: (line) => logs.push(line) },
-  });
+  const real = watchIssuedSecrets(
+    await createServices(config, options.now ?? testClock().now, { logStream: watchedLogStream(logs, dir) }),
+  );
   const services = options.adjust ? options.adjust(real) : real;
   const app = await buildServer(services);
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -58,6 +63,7 @@ export async function startApi(options: FixtureOptions = {}): Promise<ApiFixture
 export async function createKey(services: Services, name: string, raster = true) {
   const account = await services.accounts.createAccount({ name, rasterSubscription: raster, monthlyAllowance: 100 });
   const key = await services.accounts.issueApiKey(account.id);
+  noteSecret(key.key);
   return { account, key: key.key, keyId: key.id };
 }
 

@@ -50,8 +50,9 @@ describe('HTTP foundation', () => {
   });
 
   it('keeps a sane incoming X-Request-Id and replaces anything else', async () => {
-    const kept = await api.get('/health', { headers: { 'x-request-id': 'trace-4bf92f3577b34da6.a3ce929d' } });
-    assert.equal(kept.headers.get('x-request-id'), 'trace-4bf92f3577b34da6.a3ce929d');
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const kept = await api.get('/health', { headers: { 'x-request-id': traceparent } });
+    assert.equal(kept.headers.get('x-request-id'), traceparent);
     for (const bad of ['has space', 'x'.repeat(129), '{"json":1}', 'semi;colon']) {
       const replaced = await api.get('/health', { headers: { 'x-request-id': bad } });
       assert.match(replaced.headers.get('x-request-id') ?? '', UUID);

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { testClock } from '../support/clock.js';
+import { watchLogLine } from '../support/secret-watch.js';
 import { createKey, makeSurvey } from './helpers.js';
 
 /** Graceful shutdown of a real `nadir serve` process: SIGTERM lets requests in flight finish. */
@@ -77,6 +78,7 @@ describe('graceful shutdown of nadir serve', () => {
   });
   after(() => {
     if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+    for (const line of (server?.stdout.join('') ?? '').split('\n')) if (line) watchLogLine(line, 'nadir serve');
     rmSync(dataDir, { recursive: true, force: true });
   });
 

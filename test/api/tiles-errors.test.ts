@@ -118,6 +118,18 @@ describe('tile errors, rate limits and usage', { skip: realdataMissing }, () => 
     });
   }
 
+  test('since and until take any date from year 0001 (and not year 0000)', async () => {
+    for (const path of [`/tiles/v3/Vert/${inside}.jpg`, `/tiles/v3/surveys/${survey.id}/Vert/${inside}.jpg`]) {
+      const since = await api.get(`${path}?since=0001-01-01&apikey=${key}`);
+      assert.equal(since.status, 200, `${path} since=0001-01-01`);
+      await since.arrayBuffer();
+      const until = await api.get(`${path}?until=0004-02-29&apikey=${key}`);
+      assert.equal((await errorBody(until)).code, 'NO_IMAGERY', `${path} until=0004-02-29`);
+      const zero = await api.get(`${path}?since=0000-12-31&apikey=${key}`);
+      assert.equal((await errorBody(zero)).parameter, 'since');
+    }
+  });
+
   test('a tile whose client went away is not composited or encoded', async () => {
     const [z, x, y] = inside.split('/').map(Number) as [number, number, number];
     const candidates = await api.services.tileEngine.candidates.find({ z, x, y }, { type: 'Vert', order: 'newest' });

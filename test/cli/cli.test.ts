@@ -2,13 +2,22 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { cliArgs, PROJECT_ROOT, REALDATA, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
 
 const exec = promisify(execFile);
+
+/** Every folder under `dir` with nothing in it, relative to `dir`. */
+async function emptyFolders(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => join(entry.parentPath, entry.name));
+  const empty = [];
+  for (const folder of folders) if ((await readdir(folder)).length === 0) empty.push(relative(dir, folder));
+  return empty.sort();
+}
 
 interface Result {
   code: number;
@@ -111,6 +120,8 @@ describe('nadir CLI', () => {
     const shown = JSON.parse((await nadir(env, 'surveys', 'show', survey.id, '--json')).stdout) as { tags: string[] };
     assert.deepEqual(shown.tags, ['disaster:flood']);
 
+    // What an ingest killed between making its version folder and moving a file in leaves.
+    await mkdir(join(env.NADIR_DATA_DIR as string, 'surveys', survey.id, 'v7'));
     assert.equal((await nadir(env, 'surveys', 'delete', survey.id)).code, 0);
     const missing = await nadir(env, 'surveys', 'show', survey.id);
     assert.equal(missing.code, 1);
@@ -129,6 +140,8 @@ describe('nadir CLI', () => {
     const collected = JSON.parse((await nadir(env, 'storage', 'gc', '--grace', '0', '--json')).stdout) as Collected;
     assert.deepEqual(collected.deleted, [file]);
     assert.deepEqual(await readdir(join(env.NADIR_DATA_DIR as string, 'surveys')), [], 'no empty folder left');
+    // Nothing else either: only the folders of survey files and of ingest's staging stay.
+    assert.deepEqual(await emptyFolders(env.NADIR_DATA_DIR as string), ['staging', 'surveys']);
     assert.equal((await nadir(env, 'storage', 'gc', '--grace', 'soon')).code, 2);
   });
 });

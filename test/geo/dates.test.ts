@@ -16,6 +16,27 @@ describe('isIsoDate', () => {
     }
   });
 
+  it('accepts every year from 0001 to 9999 (proleptic Gregorian), not 0000', () => {
+    for (const d of [
+      '0001-01-01',
+      '0004-02-29',
+      '0099-12-31',
+      '0400-02-29',
+      '1582-10-10',
+      '1899-12-31',
+      '9999-12-31',
+    ]) {
+      assert.equal(isIsoDate(d), true, d);
+    }
+    for (const d of ['0000-01-01', '0000-12-31', '0001-02-29', '0100-02-29', '0099-02-29']) {
+      assert.equal(isIsoDate(d), false, d);
+    }
+    assert.deepEqual(
+      [daysInMonth(4, 2), daysInMonth(100, 2), daysInMonth(400, 2), daysInMonth(1, 12)],
+      [29, 28, 29, 31],
+    );
+  });
+
   it('rejects impossible dates, leap-year mistakes included', () => {
     for (const d of [
       '2023-02-29',
@@ -99,9 +120,17 @@ describe('subtractRelative', () => {
       for (let n = 1; n <= 9999; n++) {
         const d = subtractRelative('2026-03-31', n, unit);
         assert.match(d, /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, `${n}${unit} = ${d}`);
-        assert.ok(d < '1900-01-01' || isIsoDate(d), `${n}${unit} = ${d}`);
+        assert.ok(isIsoDate(d), `${n}${unit} = ${d}`);
       }
     }
+  });
+
+  it('counts days back across the first centuries, and stops at 0001-01-01', () => {
+    assert.equal(subtractRelative('0050-03-01', 1, 'D'), '0050-02-28');
+    assert.equal(subtractRelative('0004-03-01', 1, 'D'), '0004-02-29');
+    assert.equal(subtractRelative('0001-01-05', 4, 'D'), '0001-01-01');
+    assert.equal(subtractRelative('0001-01-05', 5, 'D'), '0001-01-01');
+    assert.equal(subtractRelative('0002-01-01', 1, 'Y'), '0001-01-01');
   });
 
   it('always yields a valid ISO date', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { cliArgs, PROJECT_ROOT } from './fixtures.js';
+import { noteSecret } from './secret-watch.js';
 
 const exec = promisify(execFile);
 
@@ -60,6 +61,7 @@ export async function demoTown(): Promise<DemoTown> {
       timeout: 600_000,
     });
     const result = JSON.parse(stdout) as { apiKey: string; surveys: DemoTown['surveys'] };
+    noteSecret(result.apiKey);
     return { dataDir: DEMO_DATA_DIR, apiKey: result.apiKey, surveys: result.surveys };
   });
 }

@@ -9,6 +9,7 @@ import type { Clock } from '../../src/clock.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { testClock } from './clock.js';
+import { watchedLogStream, watchIssuedSecrets } from './secret-watch.js';
 
 export const run = promisify(execFile);
 
@@ -26,8 +27,10 @@ export async function tempDir(prefix: string): Promise<{ path: string; remove: (
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 
-export function servicesFor(dataDir: string, now: Clock = testClock().now): Promise<Services> {
-  return createServices(parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir), now);
+/** Services over a data folder; their log lines are watched for secrets (secret-watch.ts), not printed. */
+export async function servicesFor(dataDir: string, now: Clock = testClock().now): Promise<Services> {
+  const config = parseConfig({ NADIR_DATA_DIR: dataDir }, dataDir);
+  return watchIssuedSecrets(await createServices(config, now, { logStream: watchedLogStream(undefined, dataDir) }));
 }
 
 /** What GDAL opens for an asset of `services`' storage (a local path for the data folder). */

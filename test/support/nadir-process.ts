@@ -6,6 +6,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from './fixtures.js';
+import { noteSecretsIn, watchLogLine } from './secret-watch.js';
 
 const run = promisify(execFile);
 const NADIR = join(PROJECT_ROOT, 'bin/nadir');
@@ -27,9 +28,21 @@ export async function startNadirServer(env: NodeJS.ProcessEnv, port: number): Pr
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  const collect = (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean));
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  const source = `nadir serve on port ${port}`;
+  // Every line is watched for secrets (secret-watch.ts); a line may come in several chunks.
+  const collector = () => {
+    let partial = '';
+    return (chunk: Buffer) => {
+      const parts = (partial + chunk.toString()).split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts.filter(Boolean)) {
+        lines.push(line);
+        watchLogLine(line, source);
+      }
+    };
+  };
+  child.stdout?.on('data', collector());
+  child.stderr?.on('data', collector());
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
@@ -66,9 +79,12 @@ export async function nadirCommand(
       env: { ...process.env, ...env },
       maxBuffer: 16 << 20,
     });
+    // Keys a command prints (`accounts create`, `issue-key`) are secrets the servers must not log.
+    noteSecretsIn(stdout);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
+    noteSecretsIn(failed.stdout ?? '');
     return { code: failed.code ?? 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
   }
 }

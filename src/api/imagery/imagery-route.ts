@@ -5,7 +5,7 @@ import { RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { invalidParameter, NadirError } from '../../errors.js';
 import { parseSize } from '../../geo/aoi-grid.js';
-import { isRasterFormat, RASTER_FORMATS, type RasterEngine, type RasterFormat } from '../../raster/index.js';
+import { aoiPixels, isRasterFormat, RASTER_FORMATS, type RasterEngine, type RasterFormat } from '../../raster/index.js';
 import {
   billImageRetrieval,
   checkAllowance,
@@ -39,8 +39,10 @@ export function parseImageryFile(file: string): { type: RasterType; format: Rast
 /**
  * GET /staticmap/v2/surveys/{surveyId}/{type}.{format} (spec endpoint 2, decisions.md "Imagery").
  * Order: the request's own parameters (400), the token for this AOI (403), the survey and its
- * type (404), the allowance (403), then the render; only a rendered image is billed, once per
- * token (the ledger makes concurrent first retrievals count once).
+ * type (404), pixels of it in the AOI (404 NO_IMAGERY: from the catalogue's footprint, or from the
+ * rendered image near the footprint's edge), the allowance (403), then the render; only a
+ * rendered image with pixels of the survey is billed, once per token (the ledger makes concurrent
+ * first retrievals count once).
  */
 export interface ImageryRouteParts {
   tokens: Pick<TokenCodec, 'decode'>;
@@ -48,6 +50,14 @@ export interface ImageryRouteParts {
   catalogue: Pick<SurveyCatalogue, 'get'>;
   raster: Pick<RasterEngine, 'renderAoi'>;
   clock: Clock;
+}
+
+/** decisions.md's 404 for "no imagery" (its row names tiles; an image of nothing is the same). */
+function noImagery(surveyId: string, type: RasterType): NadirError {
+  return new NadirError(
+    'NO_IMAGERY',
+    `Survey ${surveyId} has no ${type} imagery in this area (point and radius); nothing was billed`,
+  );
 }
 
 export function registerImageryRoute(app: FastifyInstance, parts: ImageryRouteParts): void {
@@ -73,6 +83,8 @@ export function registerImageryRoute(app: FastifyInstance, parts: ImageryRoutePa
         `Survey ${survey.id} has no ${type} (it has: ${has.join(', ') || 'none'})`,
       );
     }
+    const pixels = aoiPixels(aoi, survey, asset);
+    if (pixels === 'none') throw noImagery(survey.id, type);
     await checkAllowance(accounts, access, clock());
 
     // A client that goes away while its request waits for admission gives up its place.
@@ -80,9 +92,11 @@ export function registerImageryRoute(app: FastifyInstance, parts: ImageryRoutePa
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abandoned.abort();
     });
-    const result = await raster.renderAoi({ asset, aoi, size, format, signal: abandoned.signal });
+    const checkEmpty = pixels === 'maybe';
+    const result = await raster.renderAoi({ asset, aoi, size, format, signal: abandoned.signal, checkEmpty });
     addServerTiming(request, 'queue', result.timings.queueMs);
     addServerTiming(request, 'render', result.timings.renderMs);
+    if (result.empty) throw noImagery(survey.id, type);
     await timedStep(request, 'billing', () => billImageRetrieval(accounts, access, clock()));
 
     reply

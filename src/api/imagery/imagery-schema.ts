@@ -34,7 +34,8 @@ export const imageryRouteSchema = {
   summary: 'An image of the AOI from one survey: GeoTIFF, JPEG, PNG, or a world file',
   description:
     'EPSG:3857, covering the AOI square. The first successful image with a token counts one transaction ' +
-    'against the monthly allowance; later images with the same token are free.',
+    'against the monthly allowance; later images with the same token are free. An AOI with no pixel of the ' +
+    'survey is 404 NO_IMAGERY and counts nothing.',
   tags: ['raster'],
   params: ImageryParamsSchema,
   querystring: ImageryQuerySchema,

@@ -71,6 +71,11 @@ export function apiKeyCases(subject: AccountSubject): void {
       for (const key of presented) {
         assert.equal(await store.lookupApiKey(key), undefined, key);
       }
+      // Again with the right key verified (and cached, by its digest) first.
+      assert.ok(await store.lookupApiKey(issued.key));
+      for (const key of presented) {
+        assert.equal(await store.lookupApiKey(key), undefined, key);
+      }
     });
 
     it('revokes keys: lookup fails, the listing shows when, other keys keep working', async () => {
