@@ -172,7 +172,7 @@ export class RedisRateLimiter implements RateLimiter {
         (total) => {
           // Those allowed here came first; the waiting ones take the places after them.
           const first = total - waiting.length + 1;
-          waiting.forEach((take, i) => take.resolve(first + i));
+          for (const [i, take] of waiting.entries()) take.resolve(first + i);
           const known = this.#known.get(counter);
           if (known) known.count = Number.isFinite(known.count) ? Math.max(known.count, total) : total;
         },

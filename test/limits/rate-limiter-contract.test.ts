@@ -143,7 +143,11 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     const k = `local-${++keySpace}`;
     const counter = `nadir:tiles:${k}:60:${START}`;
     try {
-      assert.equal((await limiter.take(k, 1000, 60, at(START))).remaining, 999, 'the first take waits: nothing known yet');
+      assert.equal(
+        (await limiter.take(k, 1000, 60, at(START))).remaining,
+        999,
+        'the first take waits: nothing known yet',
+      );
       const [a, b] = [limiter.take(k, 1000, 60, at(START)), limiter.take(k, 1000, 60, at(START))];
       // Decided within this turn of the event loop, before anything could even be sent to Redis.
       const turn = new Promise((resolve) => setImmediate(() => resolve('a turn later')));
