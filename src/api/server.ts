@@ -11,6 +11,7 @@ import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
+import { httpServerOptions } from './http-server.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
@@ -22,7 +23,7 @@ import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'publicUrl' | 'dataDir'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http'>;
   clock: Clock;
   /** The process's logger (composition.ts); the server logs through it. */
   log: FastifyBaseLogger;
@@ -44,15 +45,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const app = Fastify({
-    // Tile requests meet the tile lane before fastify (tile-lane.ts says why); the server is
-    // otherwise the one fastify would make itself.
-    serverFactory: (handler, settings) => {
-      const server = createServer(lane.handler(handler));
-      server.keepAliveTimeout = settings.keepAliveTimeout as number;
-      server.requestTimeout = settings.requestTimeout as number;
-      server.setTimeout(settings.connectionTimeout as number);
-      return server;
-    },
+    // Tile requests meet the tile lane before fastify (tile-lane.ts says why), on a node:http
+    // server with nadir's timeouts (http-server.ts).
+    serverFactory: (handler) => createServer(httpServerOptions(config.http), lane.handler(handler)),
     loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
