@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiFailure, failure, failureFromError } from './error-table.js';
 import { redactSecrets } from './log-safety.js';
@@ -63,22 +62,23 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   sendFailure(reply, failure('BAD_REQUEST', message));
 }
 
-/** fastify `clientErrorHandler`: requests Node's HTTP parser rejects before fastify sees them. */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+/**
+ * The raw answer to a request node's HTTP parser rejects before anything else sees it, or a head
+ * that timed out: node's status for it (its default `clientError` answers), as the JSON of the
+ * error table. api/http-server.ts decides whether it is written (node's rules) and closes.
+ */
+export function clientErrorAnswer(error: NodeJS.ErrnoException): string {
   let status = 400;
   let message = 'Malformed HTTP request';
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') [status, message] = [408, 'Request not received in time'];
   if (error.code === 'HPE_HEADER_OVERFLOW') [status, message] = [431, 'Request headers are too large'];
+  if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') [status, message] = [413, 'Chunk extensions are too large'];
   const body = JSON.stringify({ error: message, code: 'BAD_REQUEST' });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
 }
 
 /**

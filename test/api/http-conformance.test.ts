@@ -1,0 +1,552 @@
+/**
+ * HTTP conformance (issue 18, item 1): nadir frames every request exactly as plain node:http does.
+ *
+ * Method. Each case of the corpus below is a byte sequence written to a fresh TCP connection (in
+ * one write, in several writes with pauses between them, or one byte per write). It is replayed
+ * against two servers in this process:
+ *  - nadir, built by the test helpers (startApi) over a temporary data folder with a valid API key,
+ *    where `{tile}` is a stored tile of a real survey that the tile lane sends as stored (a
+ *    pass-through JPEG; ../shared/realdata; without it, a tile the lane answers 404), and
+ *    `{fastify}` the same tile asked so that the lane leaves it to fastify's route (a
+ *    percent-encoded parameter name);
+ *  - a plain node:http server made with the same options as nadir's (httpServerOptions: the
+ *    timeouts; the rest node's defaults) whose handler answers every request at once with a 200
+ *    and a Content-Length, as every nadir answer has one.
+ * The response stream of each is parsed into answers (interim 1xx ones, bodies by Content-Length,
+ * chunked or to the close; none for HEAD), and the replay waits until the server closes, or has
+ * been silent for a while (for nadir: not before it has given as many answers as node, and when
+ * node closed, until it closes too).
+ *
+ * Compared: node's answers are taken as the truth about framing. A 200 from node means its parser
+ * handed over a request: nadir must answer that request too, with its own status for it (a case
+ * lists those: 404 for an unknown path, 405 for POST, 401 without a key, ...). Any other status from
+ * node (400, 408, 413, 417, 431, and 100 Continue) is node itself answering: nadir must give the
+ * same status. The sequences must be equal, answer for answer, and nadir must close the connection
+ * exactly when node does (after the same answer) and keep it open when node does. Every nadir answer
+ * carries X-Request-Id, and every error is the JSON of decisions.md.
+ *
+ * Timing. node with an at-once handler answers a request during the same read of the socket that
+ * parsed it; nadir answers later. Where that matters (a parse error, or CONNECT, after a pipelined
+ * request) nadir does what node does with such a handler (api/http-server.ts). Cases that put bad
+ * bytes after a good request in a later write pause first, so that node's reads are the writes;
+ * cases split one byte per write keep to requests whose framing does not depend on how the bytes are
+ * grouped into reads.
+ *
+ * The cases run a few at a time, each on its own connections. Timeouts (slow heads, slow bodies,
+ * idle connections) are tested below the corpus on a second pair of servers with short timeouts.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createHttpServer, httpServerOptions } from '../../src/api/http-server.js';
+import { testClock } from '../support/clock.js';
+import { HAVE_REALDATA, REALDATA, writeManifest } from '../support/fixtures.js';
+import { type Answer, type Outcome, replay, statusesOf } from '../support/http-replay.js';
+import { type ApiFixture, createKey, startApi } from './helpers.js';
+import { tileGrid } from './tiles-fixture.js';
+
+/** A status nadir gives, or the status of a tile request: 200 with the real survey, else the lane's 404. */
+type Expected = number | 'tile';
+
+interface Case {
+  name: string;
+  /** The bytes as written, one string per write (latin1); `{tile}` and `{fastify}` are filled in. */
+  writes: string[];
+  /** nadir's answer to each request node's parser hands over, in order. */
+  nadir: Expected[];
+  /** Indexes of HEAD requests (their answers have no body). */
+  heads?: number[];
+  /** Every write one byte at a time. */
+  bytewise?: boolean;
+  /** Pause between writes, ms. */
+  gapMs?: number;
+  /** Half-close the connection after the last write. */
+  endAfter?: boolean;
+}
+
+/** Pause between writes that must be separate reads; longer than node's answers, shorter than SLOW_MS. */
+const GAP = 100;
+/** How late the handler of the late-answers server answers. */
+const SLOW_MS = 250;
+
+/** A request head: `GET path HTTP/1.1`, Host and `extra` header lines. */
+function req(path: string, extra: string[] = [], method = 'GET', version = '1.1'): string {
+  return [`${method} ${path} HTTP/${version}`, 'Host: nadir.test', ...extra, '', ''].join('\r\n');
+}
+
+const health = req('/health');
+const tile = req('{tile}');
+const bad = 'G@T /health HTTP/1.1\r\nHost: nadir.test\r\n\r\n';
+const connect = 'CONNECT nadir.test:443 HTTP/1.1\r\nHost: nadir.test:443\r\n\r\n';
+const chunkedHead = (path: string, method = 'GET') => req(path, ['Transfer-Encoding: chunked'], method);
+const big = (bytes: number) => `X-Big: ${'a'.repeat(bytes)}`;
+
+const CORPUS: Case[] = [
+  // Pipelining: several requests in one write, answered in order; the connection stays open.
+  { name: 'one GET /health', writes: [health], nadir: [200] },
+  { name: 'one stored tile (the tile lane)', writes: [tile], nadir: ['tile'] },
+  { name: 'one tile through fastify', writes: [req('{fastify}')], nadir: ['tile'] },
+  {
+    name: 'pipelined: tile, /health, fastify tile',
+    writes: [tile + health + req('{fastify}')],
+    nadir: ['tile', 200, 'tile'],
+  },
+  {
+    name: 'pipelined: tile, /health, fastify tile, one byte per write',
+    writes: [tile + health + req('{fastify}')],
+    nadir: ['tile', 200, 'tile'],
+    bytewise: true,
+  },
+  {
+    name: 'pipelined: tile, unknown path, tile without a key',
+    writes: [tile + req('/nowhere') + req('/tiles/v3/Vert/19/1/1.jpg')],
+    nadir: ['tile', 404, 401],
+  },
+  {
+    name: 'pipelined: HEAD tile, GET /health',
+    writes: [req('{tile}', [], 'HEAD') + health],
+    nadir: ['tile', 200],
+    heads: [0],
+  },
+  { name: 'ten pipelined tiles', writes: [tile.repeat(10)], nadir: Array(10).fill('tile') },
+  {
+    name: 'pipelined, the writes split inside a header line',
+    writes: [`${health}GET {tile} HTTP/1.1\r\nHo`, 'st: nadir.test\r\n\r\n'],
+    nadir: [200, 'tile'],
+    gapMs: GAP,
+  },
+  { name: 'keep-alive: a second request after a pause', writes: [tile, health], nadir: ['tile', 200], gapMs: GAP },
+
+  // Connection management: `Connection: close` ends the connection after its answer.
+  { name: 'Connection: close', writes: [req('/health', ['Connection: close'])], nadir: [200] },
+  {
+    name: 'Connection: close on /health, then a pipelined request',
+    writes: [req('/health', ['Connection: close']) + health],
+    nadir: [200, 200],
+  },
+  {
+    name: 'Connection: close on a tile, then a pipelined tile',
+    writes: [req('{tile}', ['Connection: close']) + tile],
+    nadir: ['tile', 'tile'],
+  },
+  {
+    name: 'Connection: close on a tile, then a pipelined tile, one byte per write',
+    writes: [req('{tile}', ['Connection: close']) + tile],
+    nadir: ['tile', 'tile'],
+    bytewise: true,
+  },
+  // node answers the first only: the bytes after `Connection: close` fail its parser in the read
+  // that carried the second request, and its answer, queued behind the first, dies with the
+  // connection.
+  {
+    name: 'Connection: close on the second of three pipelined requests',
+    writes: [tile + req('/health', ['Connection: close']) + tile],
+    nadir: ['tile', 200, 'tile'],
+  },
+  {
+    name: 'Connection: close, and the next request in a later write',
+    writes: [req('{tile}', ['Connection: close']), health],
+    nadir: ['tile', 200],
+    gapMs: GAP,
+  },
+  {
+    name: 'Proxy-Connection: close, then a pipelined request',
+    writes: [req('/health', ['Proxy-Connection: close']) + health],
+    nadir: [200, 200],
+  },
+  {
+    name: 'Connection: keep-alive, close',
+    writes: [req('{tile}', ['Connection: keep-alive, close']) + health],
+    nadir: ['tile', 200],
+  },
+  { name: 'the client half-closes after its request', writes: [tile], nadir: ['tile'], endAfter: true },
+  {
+    name: 'the client half-closes after two pipelined requests',
+    writes: [tile + health],
+    nadir: ['tile', 200],
+    endAfter: true,
+  },
+  {
+    name: 'an incomplete head, then the client half-closes',
+    writes: ['GET /health HTTP/1.1\r\nHost: nad'],
+    nadir: [],
+    endAfter: true,
+  },
+
+  // Message bodies: Content-Length and chunked framing, and the conflicts that smuggle requests.
+  {
+    name: 'GET with a Content-Length body, then a pipelined request',
+    writes: [`${req('/health', ['Content-Length: 5'])}hello${tile}`],
+    nadir: [200, 'tile'],
+  },
+  {
+    name: 'GET tile with a chunked body, then a pipelined request',
+    writes: [`${chunkedHead('{tile}')}5\r\nhello\r\n0\r\n\r\n${health}`],
+    nadir: ['tile', 200],
+  },
+  {
+    name: 'chunked body with extensions and trailers, one byte per write',
+    writes: [`${chunkedHead('/health')}5;name=value\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n${health}`],
+    nadir: [200, 200],
+    bytewise: true,
+  },
+  {
+    name: 'Content-Length: 0 then a pipelined request',
+    writes: [req('/health', ['Content-Length: 0']) + tile],
+    nadir: [200, 'tile'],
+  },
+  {
+    name: 'POST with a body to /health, then a pipelined request',
+    writes: [`${req('/health', ['Content-Length: 2000'], 'POST')}${'a'.repeat(2000)}${health}`],
+    nadir: [405, 200],
+  },
+  {
+    name: 'Transfer-Encoding: chunked and Content-Length (CL.TE)',
+    writes: [`${req('/health', ['Content-Length: 6', 'Transfer-Encoding: chunked'], 'POST')}0\r\n\r\nG${health}`],
+    nadir: [],
+  },
+  {
+    name: 'Content-Length and Transfer-Encoding: chunked (TE.CL), after a pipelined tile in a later write',
+    writes: [tile, `${req('/health', ['Transfer-Encoding: chunked', 'Content-Length: 4'])}5c\r\n${health}0\r\n\r\n`],
+    nadir: ['tile'],
+    gapMs: GAP,
+  },
+  {
+    name: 'Transfer-Encoding: chunked twice',
+    writes: [`${req('/health', ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'])}0\r\n\r\n`],
+    nadir: [200],
+  },
+  {
+    name: 'Transfer-Encoding: chunked, identity',
+    writes: [`${req('/health', ['Transfer-Encoding: chunked, identity'])}0\r\n\r\n`],
+    nadir: [],
+  },
+  // Not chunked last: node takes the head, then fails on the body (which runs to the close).
+  {
+    name: 'Transfer-Encoding: gzip (not chunked last)',
+    writes: [`${req('/health', ['Transfer-Encoding: gzip'])}0\r\n\r\n`],
+    nadir: [200],
+  },
+  {
+    name: 'Transfer-Encoding: xchunked',
+    writes: [`${req('/health', ['Transfer-Encoding: xchunked'])}0\r\n\r\n`],
+    nadir: [200],
+  },
+  {
+    name: 'Transfer-Encoding with a space before the colon',
+    writes: [`${req('/health', ['Transfer-Encoding : chunked'])}0\r\n\r\n`],
+    nadir: [],
+  },
+  {
+    name: 'duplicate Content-Length, same value',
+    writes: [`${req('/health', ['Content-Length: 1', 'Content-Length: 1'])}a`],
+    nadir: [],
+  },
+  {
+    name: 'duplicate Content-Length, different values',
+    writes: [`${req('/health', ['Content-Length: 1', 'Content-Length: 2'])}ab`],
+    nadir: [],
+  },
+  { name: 'Content-Length as a list', writes: [`${req('/health', ['Content-Length: 1, 1'])}a`], nadir: [] },
+  { name: 'negative Content-Length', writes: [`${req('/health', ['Content-Length: -1'])}`], nadir: [] },
+  { name: 'non-numeric Content-Length', writes: [`${req('/health', ['Content-Length: five'])}`], nadir: [] },
+  { name: 'Content-Length with a plus sign', writes: [`${req('/health', ['Content-Length: +1'])}a`], nadir: [] },
+  {
+    name: 'Content-Length beyond 2^64',
+    writes: [`${req('/health', ['Content-Length: 99999999999999999999999'])}a`],
+    nadir: [],
+  },
+  {
+    name: 'an invalid chunk size, in a later write',
+    writes: [chunkedHead('/health'), 'zz\r\nhello\r\n0\r\n\r\n'],
+    nadir: [200],
+    gapMs: GAP,
+  },
+  {
+    name: 'a chunk extension over 16 KB, in a later write',
+    writes: [chunkedHead('/health', 'POST'), `1;${'e'.repeat(20_000)}\r\na\r\n0\r\n\r\n`],
+    nadir: [405],
+    gapMs: GAP,
+  },
+
+  // The head's syntax.
+  {
+    name: 'obs-fold continuation line',
+    writes: ['GET /health HTTP/1.1\r\nHost: nadir.test\r\nX-A: a\r\n b\r\n\r\n'],
+    nadir: [],
+  },
+  { name: 'bare LF line endings', writes: ['GET /health HTTP/1.1\nHost: nadir.test\n\n'], nadir: [] },
+  {
+    name: 'bare LF line endings, one byte per write',
+    writes: ['GET /health HTTP/1.1\nHost: nadir.test\n\n'],
+    nadir: [],
+    bytewise: true,
+  },
+  { name: 'a bare CR in a header value', writes: [req('/health', ['X-A: a\rb'])], nadir: [] },
+  { name: 'NUL in the request target', writes: [req('/hea\0lth')], nadir: [] },
+  { name: 'NUL in a header value', writes: [req('/health', ['X-A: a\0b'])], nadir: [] },
+  { name: 'a space before the colon', writes: [req('/health', ['X-A : b'])], nadir: [] },
+  { name: 'a header line without a colon', writes: [req('/health', ['Bad Header Without Colon'])], nadir: [] },
+  { name: 'an empty header name', writes: [req('/health', [': b'])], nadir: [] },
+  { name: 'empty lines before the request line', writes: [`\r\n\r\n${health}`], nadir: [200] },
+  {
+    name: 'a tab and obs-text in header values',
+    writes: [req('/health', ['X-A: a\tb', 'X-B: caf\xe9'])],
+    nadir: [200],
+  },
+  {
+    name: 'two spaces in the request line',
+    writes: ['GET  /health HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
+    nadir: [200],
+  },
+  { name: 'a lowercase protocol name', writes: ['GET /health http/1.1\r\nHost: nadir.test\r\n\r\n'], nadir: [] },
+  { name: 'HTTP/2.0 in the request line', writes: ['GET /health HTTP/2.0\r\nHost: nadir.test\r\n\r\n'], nadir: [200] },
+  { name: 'no protocol version (HTTP/0.9)', writes: ['GET /health\r\n\r\n'], nadir: [200] },
+
+  // Request targets.
+  {
+    name: 'absolute-form target',
+    writes: ['GET http://nadir.test/health HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
+    nadir: [200],
+  },
+  {
+    name: 'absolute-form tile target',
+    writes: ['GET http://nadir.test{tile} HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
+    nadir: ['tile'],
+  },
+  {
+    name: 'a target without the leading slash',
+    writes: ['GET health HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
+    nadir: [],
+  },
+  { name: 'a 20 KB URL', writes: [req(`/health?junk=${'x'.repeat(20_000)}`)], nadir: [] },
+
+  // HTTP/1.0.
+  {
+    name: 'HTTP/1.0 without keep-alive: answered, then closed',
+    writes: [req('{tile}', [], 'GET', '1.0') + health],
+    nadir: ['tile'],
+  },
+  {
+    name: 'HTTP/1.0 with keep-alive, then a pipelined request',
+    writes: [
+      req('{tile}', ['Connection: keep-alive'], 'GET', '1.0') +
+        req('/health', ['Connection: keep-alive'], 'GET', '1.0'),
+    ],
+    nadir: ['tile', 200],
+  },
+  { name: 'HTTP/1.0 without Host', writes: ['GET /health HTTP/1.0\r\n\r\n'], nadir: [200] },
+
+  // Expect.
+  {
+    name: 'Expect: 100-continue, the body after the 100',
+    writes: [req('/health', ['Expect: 100-continue', 'Content-Length: 5']), `hello${tile}`],
+    nadir: [200, 'tile'],
+    gapMs: GAP,
+  },
+  {
+    name: 'Expect: 100-continue on a tile without a body',
+    writes: [req('{tile}', ['Expect: 100-continue'])],
+    nadir: ['tile'],
+  },
+
+  // Sizes.
+  { name: 'a 70 KB header', writes: [req('/health', [big(70_000)])], nadir: [] },
+  {
+    name: 'a 70 KB header on a tile after a pipelined tile, in a later write',
+    writes: [tile, req('{tile}', [big(70_000)])],
+    nadir: ['tile'],
+    gapMs: GAP,
+  },
+  {
+    name: 'many small headers over 16 KB in all',
+    writes: [
+      req(
+        '/health',
+        Array.from({ length: 3000 }, (_, i) => `X-${i}: 1234567890`),
+      ),
+    ],
+    nadir: [],
+  },
+  { name: 'a head just under 16 KB', writes: [req('/health', [big(16_000)])], nadir: [200] },
+
+  // Host.
+  { name: 'two Host headers', writes: [req('/health', ['Host: other.test'])], nadir: [200] },
+  { name: 'an empty Host', writes: ['GET /health HTTP/1.1\r\nHost:\r\n\r\n'], nadir: [200] },
+
+  // Methods.
+  { name: 'CONNECT', writes: [connect], nadir: [] },
+  { name: 'CONNECT after a pipelined /health', writes: [health + connect], nadir: [200] },
+  { name: 'CONNECT after two pipelined tiles', writes: [tile + tile + connect], nadir: ['tile', 'tile'] },
+  { name: 'CONNECT in a later write', writes: [tile, connect], nadir: ['tile'], gapMs: GAP },
+  { name: 'an invalid method', writes: [bad], nadir: [] },
+  { name: 'an invalid method after a pipelined tile', writes: [tile + bad], nadir: ['tile'] },
+  {
+    name: 'an invalid method after a pipelined tile, in a later write',
+    writes: [tile, bad],
+    nadir: ['tile'],
+    gapMs: GAP,
+  },
+  { name: 'a lowercase method', writes: [req('/health', [], 'get')], nadir: [] },
+  { name: 'an unknown method', writes: [req('/health', [], 'FOO')], nadir: [] },
+  { name: 'PROPFIND on /health', writes: [req('/health', [], 'PROPFIND')], nadir: [405] },
+  { name: 'DELETE on a tile', writes: [req('{tile}', [], 'DELETE') + tile], nadir: [405, 'tile'] },
+  // Without an upgrade handler node answers it as a plain request and reads nothing after it.
+  {
+    name: 'Upgrade: websocket, then a pipelined request',
+    writes: [req('/health', ['Connection: Upgrade', 'Upgrade: websocket']) + health],
+    nadir: [200, 200],
+  },
+];
+
+/** Headers of `answer` that every nadir answer has. */
+function assertNadirAnswer(answer: Answer, head: boolean, where: string): void {
+  assert.match(answer.headers['x-request-id'] ?? '', /^[0-9a-f-]{36}$/, `${where}: X-Request-Id`);
+  if (answer.status < 400) return;
+  assert.match(answer.headers['content-type'] ?? '', /^application\/json/, `${where}: a JSON error`);
+  if (head) return;
+  const body = JSON.parse(answer.body.toString()) as { error?: unknown; code?: unknown };
+  assert.equal(typeof body.error, 'string', `${where}: error`);
+  assert.equal(typeof body.code, 'string', `${where}: code`);
+}
+
+/**
+ * nadir's expected statuses, from node's outcome and what nadir answers the requests node parsed
+ * (0 where node parsed a request the case says nothing of: a broken case).
+ */
+function expectedFromNode(node: Outcome, nadir: number[]): number[] {
+  let request = 0;
+  return statusesOf(node).map((status) => {
+    if (status < 200) return status;
+    const own = nadir[request++];
+    return status !== 200 ? status : (own ?? 0);
+  });
+}
+
+describe('HTTP conformance: nadir frames requests as plain node:http does', () => {
+  let api: ApiFixture;
+  let reference: Server;
+  let slow: Server;
+  const ports = { nadir: 0, node: 0, slow: 0 };
+  const outcomes = new Map<string, { node: Outcome; nadir: Outcome; slow: Outcome; expected: number[] }>();
+  let tileStatus = 404;
+
+  before(async () => {
+    const clock = testClock();
+    api = await startApi({ now: clock.now });
+    const { key } = await createKey(api.services, 'conformance');
+    let tilePath = `/tiles/v3/Vert/19/1/1.jpg?apikey=${key}`;
+    if (HAVE_REALDATA) {
+      const id = '4e0c3a1f-7b2d-4c5e-9a8f-6d1e2f3a4b5c';
+      const manifest = await writeManifest(api.dir, id, {
+        id,
+        captureDate: '2025-06-01',
+        firstPhotoTime: '2025-06-01T15:00:00Z',
+        lastPhotoTime: '2025-06-01T16:00:00Z',
+        tags: [],
+        assets: { Vert: join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif') },
+      });
+      const asset = (await api.services.ingestor.ingestManifestFile(manifest)).assets.Vert;
+      assert.ok(asset);
+      const { column, row } = tileGrid(asset.maxZoom);
+      const { minX, minY, maxX, maxY } = asset.bounds;
+      const z = asset.maxZoom;
+      const x = column((minX + maxX) / 2);
+      const y = row((minY + maxY) / 2);
+      tilePath = `/tiles/v3/Vert/${z}/${x}/${y}.jpg?apikey=${key}`;
+      const first = await api.get(tilePath);
+      assert.equal(first.status, 200);
+      assert.match(
+        first.headers.get('server-timing') ?? '',
+        /passthrough;dur=0.*lane;dur=0/,
+        'the lane sends it as stored',
+      );
+      tileStatus = 200;
+    }
+    const through = await api.get(tilePath.replace('apikey=', '%61pikey='));
+    assert.equal(through.status, tileStatus);
+    assert.doesNotMatch(through.headers.get('server-timing') ?? '', /\blane;/, 'fastify answers the {fastify} tile');
+
+    reference = createServer(httpServerOptions(api.services.config.http), (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      response.end('ok');
+    });
+    // nadir's HTTP server over a handler that answers late: its framing must not depend on when.
+    slow = createHttpServer(api.services.config.http, (_request, response) => {
+      setTimeout(() => {
+        response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+        response.end('ok');
+      }, SLOW_MS);
+    });
+    for (const server of [reference, slow]) {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    }
+    ports.node = (reference.address() as AddressInfo).port;
+    ports.slow = (slow.address() as AddressInfo).port;
+    ports.nadir = Number(new URL(api.baseUrl).port);
+
+    const fill = (text: string) =>
+      text.replaceAll('{tile}', tilePath).replaceAll('{fastify}', tilePath.replace('apikey=', '%61pikey='));
+    const run = async (c: Case) => {
+      const writes = c.writes.map(fill);
+      const methods = Array.from({ length: Math.max(0, ...(c.heads ?? [])) + 1 }, (_, i) =>
+        c.heads?.includes(i) ? 'HEAD' : 'GET',
+      );
+      const options = { methods, bytewise: c.bytewise, gapMs: c.gapMs, endAfter: c.endAfter } as const;
+      const node = await replay(ports.node, writes, options);
+      const expected = expectedFromNode(
+        node,
+        c.nadir.map((s) => (s === 'tile' ? tileStatus : s)),
+      );
+      const finals = statusesOf(node).filter((s) => s >= 200).length;
+      const like = { ...options, minAnswers: finals, awaitClose: node.closed };
+      const [nadir, late] = await Promise.all([replay(ports.nadir, writes, like), replay(ports.slow, writes, like)]);
+      outcomes.set(c.name, { node, nadir, slow: late, expected });
+    };
+    const queue = [...CORPUS];
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        for (let c = queue.shift(); c; c = queue.shift()) await run(c);
+      }),
+    );
+  });
+  after(async () => {
+    for (const server of [reference, slow]) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await api.close();
+  });
+
+  test('the corpus has at least 40 cases, with distinct names', () => {
+    assert.ok(CORPUS.length >= 40);
+    assert.equal(new Set(CORPUS.map((c) => c.name)).size, CORPUS.length);
+  });
+
+  for (const c of CORPUS) {
+    test(c.name, (t) => {
+      const outcome = outcomes.get(c.name);
+      assert.ok(outcome, 'replayed');
+      const { node, nadir, slow, expected } = outcome;
+      const show = (o: Outcome) => `${JSON.stringify(statusesOf(o))}${o.closed ? ' closed' : ' open'}`;
+      const story = `node ${show(node)}, nadir ${show(nadir)}, late answers ${show(slow)}`;
+      t.diagnostic(story);
+      assert.equal(node.leftover.length, 0, `node's answers parse (${story})`);
+      assert.equal(
+        nadir.leftover.length,
+        0,
+        `nadir's answers parse (${story}): ${nadir.leftover.toString('latin1', 0, 200)}`,
+      );
+      assert.ok(!expected.includes(0), `node parsed a request the case does not expect (${story})`);
+      assert.deepEqual(statusesOf(nadir), expected, `the same answers (${story})`);
+      assert.equal(nadir.closed, node.closed, `closed where node closes (${story})`);
+      assert.deepEqual(statusesOf(slow), statusesOf(node), `late answers, the same framing (${story})`);
+      assert.equal(slow.closed, node.closed, `late answers, closed where node closes (${story})`);
+      let request = 0;
+      for (const answer of nadir.answers) {
+        if (answer.status < 200) continue;
+        assertNadirAnswer(answer, c.heads?.includes(request) ?? false, `${c.name}: answer ${request + 1}`);
+        request++;
+      }
+    });
+  }
+});
