@@ -321,6 +321,12 @@ const CORPUS: Case[] = [
     writes: ['GET health HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
     nadir: [],
   },
+  {
+    name: 'percent-encoded traversal under /docs/static',
+    writes: [req('/docs/static/..%2F..%2Fetc%2Fpasswd') + req('/docs/static/..%2F..%2Fetc%2Fpasswd', [], 'HEAD')],
+    nadir: [404, 404],
+    heads: [1],
+  },
   { name: 'a 20 KB URL', writes: [req(`/health?junk=${'x'.repeat(20_000)}`)], nadir: [] },
 
   // HTTP/1.0.
