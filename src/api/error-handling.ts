@@ -97,7 +97,20 @@ export function answerToFailure(error: unknown, requestId: string, log: FastifyB
   return answer;
 }
 
+/**
+ * A request target that is not a path: `*` (asterisk-form, for OPTIONS of the whole server) is
+ * the one node's parser lets through besides paths and absolute URLs. fastify's router would
+ * route it somewhere (`GET *` got the map page).
+ */
+function isPathTarget(url: string): boolean {
+  return url.startsWith('/') || /^https?:\/\//i.test(url);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (isPathTarget(request.raw.url ?? '')) return;
+    return sendFailure(reply, failure('BAD_REQUEST', 'The request target must be a path, such as /health'));
+  });
   app.setErrorHandler((error, request, reply) => sendFailure(reply, answerToFailure(error, request.id, request.log)));
   app.setNotFoundHandler((request, reply) => notFound(app, request, reply));
 }

@@ -316,6 +316,8 @@ const CORPUS: Case[] = [
     writes: ['GET http://nadir.test{tile} HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
     nadir: ['tile'],
   },
+  { name: 'asterisk-form: GET *', writes: [`GET * HTTP/1.1\r\nHost: nadir.test\r\n\r\n${health}`], nadir: [400, 200] },
+  { name: 'asterisk-form: OPTIONS *', writes: ['OPTIONS * HTTP/1.1\r\nHost: nadir.test\r\n\r\n'], nadir: [400] },
   {
     name: 'a target without the leading slash',
     writes: ['GET health HTTP/1.1\r\nHost: nadir.test\r\n\r\n'],
