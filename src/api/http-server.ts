@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HttpTimeouts } from '../config/config.js';
-import { clientErrorAnswer } from './error-handling.js';
+import { clientErrorAnswer, JSON_TYPE } from './error-handling.js';
+import { type ApiFailure, failure } from './error-table.js';
+import { requestIdFor, standardHeaderPairs } from './request-lifecycle.js';
 
 /**
  * How nadir's node:http server reads requests (docs/http.md): node's own parser and its own
@@ -26,17 +28,27 @@ export type NodeHandler = (request: IncomingMessage, response: ServerResponse) =
 /**
  * nadir's node:http server: `handler` gets every request node's parser hands over; requests it
  * rejects, heads that time out and CONNECT end their connection as node ends it (ConnectionEnds).
- * `expectations` gets the requests with an `Expect` other than 100-continue (node answers those
- * with a bare 417 itself otherwise).
+ * What node answers itself before any handler, nadir answers the same way in its JSON shape.
  */
-export function createHttpServer(timeouts: HttpTimeouts, handler: NodeHandler, expectations?: NodeHandler): Server {
+export function createHttpServer(timeouts: HttpTimeouts, handler: NodeHandler): Server {
   const ends = new ConnectionEnds();
-  const server = createServer(httpServerOptions(timeouts), ends.track(handler));
+  // node's check of Host answers a bare 400: nadir's own (hostChecked) answers the same in JSON.
+  const options = { ...httpServerOptions(timeouts), requireHostHeader: false };
+  const server = createServer(options, ends.track(hostChecked(handler)));
+  // node would write 100 Continue before its Host check could refuse the request: the check first.
+  server.on(
+    'checkContinue',
+    ends.track(
+      hostChecked((request, response) => {
+        response.writeContinue();
+        handler(request, response);
+      }),
+    ),
+  );
   // When the client half-closes, node ends the connection at once, and an answer not given yet
   // is lost; with this (node's own switch, not in its typings) it ends after the answers due, as
   // a handler that answers at once would have them.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  if (expectations) server.on('checkExpectation', ends.track(expectations));
   // CONNECT is never answered (node destroys the connection), but the answers before it are.
   server.on('connect', (_request: IncomingMessage, socket: Socket) => ends.end(socket, undefined, true));
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
@@ -44,6 +56,38 @@ export function createHttpServer(timeouts: HttpTimeouts, handler: NodeHandler, e
     ends.end(socket, clientErrorAnswer(error), error.code !== 'ERR_HTTP_REQUEST_TIMEOUT');
   });
   return server;
+}
+
+/**
+ * An answer node:http would give itself, in nadir's shape: the error table's JSON, X-Request-Id,
+ * CORS and Server-Timing. Written on the request's own response, so in order with the others.
+ */
+function answerAsNode(request: IncomingMessage, response: ServerResponse, answer: ApiFailure, close: boolean): void {
+  const body = JSON.stringify(answer.body);
+  const headers = [
+    ...standardHeaderPairs(requestIdFor(request)),
+    'server-timing',
+    'total;dur=0',
+    ...Object.entries(answer.headers).flat(),
+    'content-type',
+    JSON_TYPE,
+    'content-length',
+    String(Buffer.byteLength(body)),
+  ];
+  if (close) headers.push('connection', 'close');
+  response.writeHead(answer.status, headers);
+  response.end(body);
+}
+
+/**
+ * node's `requireHostHeader`, with nadir's answer: an HTTP/1.1 request without Host is a 400 and
+ * the connection closes after it (RFC 9112 3.2; HTTP/1.0 needs none).
+ */
+function hostChecked(next: NodeHandler): NodeHandler {
+  return (request, response) => {
+    if (request.httpVersion !== '1.1' || request.headers.host !== undefined) next(request, response);
+    else answerAsNode(request, response, failure('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header'), true);
+  };
 }
 
 /** A request node's parser handed over and nadir has not answered yet. */

@@ -381,6 +381,19 @@ const CORPUS: Case[] = [
   { name: 'a head just under 16 KB', writes: [req('/health', [big(16_000)])], nadir: [200] },
 
   // Host.
+  { name: 'HTTP/1.1 without Host', writes: ['GET /health HTTP/1.1\r\n\r\n'], nadir: [400] },
+  { name: 'a tile without Host', writes: ['GET {tile} HTTP/1.1\r\n\r\n'], nadir: [400] },
+  {
+    name: 'pipelined: /health, no Host, /health',
+    writes: [`${health}GET /health HTTP/1.1\r\n\r\n${health}`],
+    nadir: [200, 400, 200],
+  },
+  {
+    name: 'no Host, with Expect: 100-continue',
+    writes: ['GET /health HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n', 'ok'],
+    nadir: [400],
+    gapMs: GAP,
+  },
   { name: 'two Host headers', writes: [req('/health', ['Host: other.test'])], nadir: [200] },
   { name: 'an empty Host', writes: ['GET /health HTTP/1.1\r\nHost:\r\n\r\n'], nadir: [200] },
 
