@@ -45,6 +45,16 @@ export function createHttpServer(timeouts: HttpTimeouts, handler: NodeHandler): 
       }),
     ),
   );
+  // An Expect other than 100-continue: node's bare 417, in JSON.
+  server.on(
+    'checkExpectation',
+    ends.track(
+      hostChecked((request, response) => {
+        const answer = failure('EXPECTATION_FAILED', 'The only expectation nadir meets is Expect: 100-continue');
+        answerAsNode(request, response, answer, false);
+      }),
+    ),
+  );
   // When the client half-closes, node ends the connection at once, and an answer not given yet
   // is lost; with this (node's own switch, not in its typings) it ends after the answers due, as
   // a handler that answers at once would have them.

@@ -360,6 +360,19 @@ const CORPUS: Case[] = [
     nadir: ['tile'],
   },
 
+  { name: 'Expect: something else', writes: [req('{tile}', ['Expect: teapot']) + health], nadir: [417, 200] },
+  {
+    name: 'Expect: something else, one byte per write',
+    writes: [req('/health', ['Expect: teapot']) + health],
+    nadir: [417, 200],
+    bytewise: true,
+  },
+  {
+    name: 'no Host, with Expect: something else',
+    writes: ['GET /health HTTP/1.1\r\nExpect: teapot\r\n\r\n'],
+    nadir: [400],
+  },
+
   // Sizes.
   { name: 'a 70 KB header', writes: [req('/health', [big(70_000)])], nadir: [] },
   {
