@@ -167,11 +167,14 @@ export async function replay(
   let closed = socket.destroyed;
   let closedAt = 0;
   let lastData = Date.now();
+  /** Turns of the event loop since the last data: silence counts only if the server had turns too. */
+  let turnsSinceData = 0;
   let writing = true;
   const started = Date.now();
   const onData = (chunk: Buffer) => {
     chunks.push(chunk);
     lastData = Date.now();
+    turnsSinceData = 0;
   };
   const onClose = () => {
     closed = true;
@@ -189,12 +192,15 @@ export async function replay(
     if (writing) return false;
     if (finals().length < (options.minAnswers ?? 0)) return false;
     if (options.awaitClose) return false;
-    return Date.now() - lastData >= quietMs;
+    // A stalled event loop (a loaded machine) makes wall-clock silence mean nothing: the server,
+    // in this process, must also have had its turns to answer.
+    return Date.now() - lastData >= quietMs && turnsSinceData >= 10;
   };
 
   const writer = (async () => {
     for (const [index, piece] of pieces.entries()) {
       if (index > 0 && options.gapMs) await sleep(options.gapMs);
+      if (closed) break;
       const bytes = Buffer.from(piece as string, 'latin1');
       if (options.bytewise) {
         for (let i = 0; i < bytes.length && !closed; i++) {
@@ -208,11 +214,15 @@ export async function replay(
     }
     if (options.endAfter && !closed) socket.end();
     lastData = Math.max(lastData, Date.now());
+    turnsSinceData = 0;
     writing = false;
   })();
 
   const deadline = started + (options.timeoutMs ?? 5_000);
-  while (!settled() && Date.now() < deadline) await sleep(10);
+  while (!settled() && Date.now() < deadline) {
+    await sleep(10);
+    turnsSinceData++;
+  }
   await writer;
   socket.removeListener('data', onData);
   socket.removeListener('close', onClose);
