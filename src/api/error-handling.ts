@@ -108,8 +108,14 @@ function isPathTarget(url: string): boolean {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (isPathTarget(request.raw.url ?? '')) return;
-    return sendFailure(reply, failure('BAD_REQUEST', 'The request target must be a path, such as /health'));
+    if (!isPathTarget(request.raw.url ?? '')) {
+      return sendFailure(reply, failure('BAD_REQUEST', 'The request target must be a path, such as /health'));
+    }
+    // No route takes another method: answered before fastify would wait for a body to parse it,
+    // as at once as node:http would (a body sent slowly, or never, does not hold the answer).
+    if (request.method !== 'OPTIONS' && !(ROUTE_METHODS as readonly string[]).includes(request.method)) {
+      return notFound(app, request, reply);
+    }
   });
   app.setErrorHandler((error, request, reply) => sendFailure(reply, answerToFailure(error, request.id, request.log)));
   app.setNotFoundHandler((request, reply) => notFound(app, request, reply));

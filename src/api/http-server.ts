@@ -100,8 +100,12 @@ function hostChecked(next: NodeHandler): NodeHandler {
   };
 }
 
+/** How long answers to requests whose bodies were cut short are waited for (ConnectionEnds.end). */
+const INCOMPLETE_GRACE_MS = 2_000;
+
 /** A request node's parser handed over and nadir has not answered yet. */
 interface Unanswered {
+  request: IncomingMessage;
   response: ServerResponse;
   /** The connection's byte count when it was handed over: requests of one read share it. */
   read: number;
@@ -136,7 +140,7 @@ class ConnectionEnds {
         unanswered = [];
         this.#unanswered.set(socket, unanswered);
       }
-      const entry: Unanswered = { response, read: socket.bytesRead };
+      const entry: Unanswered = { request, response, read: socket.bytesRead };
       unanswered.push(entry);
       // An answer cut short by a closed connection stays listed: that connection is done with.
       response.once('finish', () => {
@@ -150,13 +154,29 @@ class ConnectionEnds {
   /**
    * Ends `socket` after the answers node would have written, writing `answer` (the raw bytes of an
    * error answer) first where node would. `inRead`: the trouble came in a read of the connection
-   * (a parse error or CONNECT), not from a timer.
+   * (a parse error, the client's end, CONNECT), not from a timer.
    */
   end(socket: Socket, answer: string | undefined, inRead: boolean): void {
     if (socket.destroyed || this.#ending.has(socket)) return;
     // node's parser repeats its error on every later read: the first one decides.
     this.#ending.add(socket);
     const unanswered = this.#unanswered.get(socket) ?? [];
+    // node's own reaction, at once: its error answer unless an answer has begun, and the close.
+    const now = () => {
+      if (socket.destroyed) return;
+      if (answer !== undefined && socket.writable && !unanswered[0]?.response.headersSent) socket.write(answer);
+      socket.destroy();
+    };
+    // A request whose body will never come whole may have a handler waiting for it (nadir's routes
+    // do not, but fastify reads the body of some methods before their handler): after a timeout
+    // at once, otherwise after a grace.
+    if (unanswered.some((entry) => !entry.request.complete)) {
+      if (!inRead) {
+        now();
+        return;
+      }
+      setTimeout(now, INCOMPLETE_GRACE_MS).unref();
+    }
     const read = socket.bytesRead;
     const sameRead = inRead ? unanswered.filter((entry) => entry.read === read) : [];
     const kept = unanswered.filter((entry) => !sameRead.includes(entry));

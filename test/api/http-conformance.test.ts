@@ -37,7 +37,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createHttpServer, httpServerOptions } from '../../src/api/http-server.js';
@@ -79,7 +79,7 @@ function req(path: string, extra: string[] = [], method = 'GET', version = '1.1'
 const health = req('/health');
 const tile = req('{tile}');
 const bad = 'G@T /health HTTP/1.1\r\nHost: nadir.test\r\n\r\n';
-const connect = 'CONNECT nadir.test:443 HTTP/1.1\r\nHost: nadir.test:443\r\n\r\n';
+const connectRequest = 'CONNECT nadir.test:443 HTTP/1.1\r\nHost: nadir.test:443\r\n\r\n';
 const chunkedHead = (path: string, method = 'GET') => req(path, ['Transfer-Encoding: chunked'], method);
 const big = (bytes: number) => `X-Big: ${'a'.repeat(bytes)}`;
 
@@ -200,6 +200,11 @@ const CORPUS: Case[] = [
   {
     name: 'POST with a body to /health, then a pipelined request',
     writes: [`${req('/health', ['Content-Length: 2000'], 'POST')}${'a'.repeat(2000)}${health}`],
+    nadir: [405, 200],
+  },
+  {
+    name: 'POST with a JSON body to a tile, then a pipelined request',
+    writes: [`${req('{tile}', ['Content-Type: application/json', 'Content-Length: 2'], 'POST')}{}${health}`],
     nadir: [405, 200],
   },
   {
@@ -411,10 +416,10 @@ const CORPUS: Case[] = [
   { name: 'an empty Host', writes: ['GET /health HTTP/1.1\r\nHost:\r\n\r\n'], nadir: [200] },
 
   // Methods.
-  { name: 'CONNECT', writes: [connect], nadir: [] },
-  { name: 'CONNECT after a pipelined /health', writes: [health + connect], nadir: [200] },
-  { name: 'CONNECT after two pipelined tiles', writes: [tile + tile + connect], nadir: ['tile', 'tile'] },
-  { name: 'CONNECT in a later write', writes: [tile, connect], nadir: ['tile'], gapMs: GAP },
+  { name: 'CONNECT', writes: [connectRequest], nadir: [] },
+  { name: 'CONNECT after a pipelined /health', writes: [health + connectRequest], nadir: [200] },
+  { name: 'CONNECT after two pipelined tiles', writes: [tile + tile + connectRequest], nadir: ['tile', 'tile'] },
+  { name: 'CONNECT in a later write', writes: [tile, connectRequest], nadir: ['tile'], gapMs: GAP },
   { name: 'an invalid method', writes: [bad], nadir: [] },
   { name: 'an invalid method after a pipelined tile', writes: [tile + bad], nadir: ['tile'] },
   {
@@ -583,4 +588,227 @@ describe('HTTP conformance: nadir frames requests as plain node:http does', () =
       }
     });
   }
+});
+
+/** A head that never ends: a header value sent one byte at a time, `pauseMs` apart. */
+function slowHead(pauseMs: number, bytes: number): { writes: string[]; gapMs: number } {
+  return {
+    writes: ['GET /health HTTP/1.1\r\nHost: nadir.test\r\nX-Slow: ', ...Array(bytes).fill('a')],
+    gapMs: pauseMs,
+  };
+}
+
+describe('HTTP conformance: slow and stalled requests time out as in node:http', () => {
+  const HEADERS_MS = 1_000;
+  const REQUEST_MS = 2_000;
+  const KEEP_ALIVE_MS = 1_500;
+  /** When a timed-out connection must be closed by: the timeout, node's check interval, slack for a loaded machine. */
+  const within = (timeoutMs: number) => timeoutMs + 250 + 1_000;
+  let api: ApiFixture;
+  let reference: Server;
+  /** nadir's HTTP server over a handler that reads the whole body before it answers. */
+  let bodyReader: Server;
+  const ports = { nadir: 0, node: 0, bodyReader: 0 };
+  let tilePath = '';
+  /** Every scenario starts in `before`, all at once (they mostly wait); each test awaits its own. */
+  const runs: Record<string, Promise<Outcome[]>> = {};
+
+  /** The outcome of a slow head on a fresh connection, or on a kept-alive one after `first` (two outcomes). */
+  async function slowHeadOn(port: number, first?: string): Promise<Outcome[]> {
+    const socket = connect(port, '127.0.0.1');
+    try {
+      const before = first === undefined ? [] : [await replay(port, [first], { minAnswers: 1 }, socket)];
+      const { writes, gapMs } = slowHead(200, 40);
+      return [...before, await replay(port, writes, { gapMs, awaitClose: true, timeoutMs: 8_000 }, socket)];
+    } finally {
+      socket.destroy();
+    }
+  }
+
+  before(async () => {
+    api = await startApi({
+      now: testClock().now,
+      env: {
+        NADIR_HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_MS),
+        NADIR_HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_MS),
+        NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_MS),
+      },
+    });
+    const { key } = await createKey(api.services, 'timeouts');
+    // No survey here: the lane answers this tile 404 NO_IMAGERY.
+    tilePath = `/tiles/v3/Vert/19/1/1.jpg?apikey=${key}`;
+    reference = createServer(httpServerOptions(api.services.config.http), (_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      response.end('ok');
+    });
+    bodyReader = createHttpServer(api.services.config.http, (request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+        response.end('ok');
+      });
+    });
+    for (const server of [reference, bodyReader]) {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    }
+    ports.node = (reference.address() as AddressInfo).port;
+    ports.bodyReader = (bodyReader.address() as AddressInfo).port;
+    ports.nadir = Number(new URL(api.baseUrl).port);
+
+    // A body that stops after two of its 40 bytes; fastify would wait for all of a JSON body.
+    const stalledBody = [req('/health', ['Content-Type: application/json', 'Content-Length: 40'], 'POST'), '{"'];
+    const slowBody = [req('/health', ['Content-Length: 40']), ...Array(40).fill('a')];
+    const scenarios: Record<string, () => Promise<Outcome[]>> = {
+      fresh: async () => [...(await slowHeadOn(ports.node)), ...(await slowHeadOn(ports.nadir))],
+      afterHealth: async () => [
+        ...(await slowHeadOn(ports.node, req('/health'))),
+        ...(await slowHeadOn(ports.nadir, req('/health'))),
+      ],
+      afterTile: () => slowHeadOn(ports.nadir, req(tilePath)),
+      // Half send a few bytes and stop, half keep dripping.
+      forty: () =>
+        Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            replay(ports.nadir, i % 2 ? [slowHead(0, 2).writes.join('')] : slowHead(300, 20).writes, {
+              gapMs: 300,
+              awaitClose: true,
+              timeoutMs: 8_000,
+            }),
+          ),
+        ),
+      slowBody: () =>
+        Promise.all(
+          [ports.node, ports.nadir].map((port) =>
+            replay(port, slowBody, { gapMs: 200, awaitClose: true, timeoutMs: 10_000 }),
+          ),
+        ),
+      stalledBody: () =>
+        Promise.all(
+          [ports.node, ports.nadir, ports.bodyReader].map((port) =>
+            replay(port, stalledBody, { gapMs: 100, awaitClose: true, timeoutMs: 10_000 }),
+          ),
+        ),
+      halfClosedBody: () =>
+        Promise.all(
+          [ports.node, ports.nadir, ports.bodyReader].map((port) =>
+            replay(port, stalledBody, { gapMs: 100, endAfter: true, awaitClose: true, timeoutMs: 10_000 }),
+          ),
+        ),
+      idle: () =>
+        Promise.all(
+          [ports.node, ports.nadir].map((port) =>
+            replay(port, [req('/health')], { awaitClose: true, timeoutMs: 8_000 }),
+          ),
+        ),
+    };
+    for (const [name, scenario] of Object.entries(scenarios)) {
+      const run = scenario();
+      // Awaited by its test; not an unhandled rejection meanwhile.
+      run.catch(() => undefined);
+      runs[name] = run;
+    }
+  });
+  after(async () => {
+    await Promise.allSettled(Object.values(runs));
+    for (const server of [reference, bodyReader]) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await api.close();
+  });
+
+  function assertTimedOut(outcome: Outcome | undefined, timeoutMs: number, where: string): void {
+    assert.ok(outcome, where);
+    assert.deepEqual(statusesOf(outcome), [408], `${where}: 408`);
+    assert.ok(outcome.closed, `${where}: closed`);
+    const after = outcome.closedAfterMs ?? Number.NaN;
+    assert.ok(after >= timeoutMs - 50 && after <= within(timeoutMs), `${where}: closed after ${after} ms`);
+  }
+
+  test('the timeouts come from the parsed config', () => {
+    assert.deepEqual(api.services.config.http, {
+      headersTimeoutMs: HEADERS_MS,
+      requestTimeoutMs: REQUEST_MS,
+      keepAliveTimeoutMs: KEEP_ALIVE_MS,
+    });
+  });
+
+  test('a slow head on a fresh connection: 408, then the close', async () => {
+    const [node, nadir] = await (runs.fresh as Promise<Outcome[]>);
+    assertTimedOut(node, HEADERS_MS, 'node');
+    assertTimedOut(nadir, HEADERS_MS, 'nadir');
+    assertNadirAnswer(nadir?.answers[0] as Answer, false, 'the 408');
+  });
+
+  test('a slow head on a kept-alive connection, after /health or a tile: 408, then the close', async () => {
+    const [nodeFirst, node, nadirFirst, nadir] = await (runs.afterHealth as Promise<Outcome[]>);
+    assert.deepEqual(statusesOf(nodeFirst as Outcome), [200]);
+    assertTimedOut(node, HEADERS_MS, 'node');
+    assert.deepEqual(statusesOf(nadirFirst as Outcome), [200]);
+    assertTimedOut(nadir, HEADERS_MS, 'nadir after /health');
+    const [tileFirst, afterTile] = await (runs.afterTile as Promise<Outcome[]>);
+    const tileAnswer = tileFirst?.answers[0];
+    assert.equal(tileAnswer?.status, 404);
+    assert.match(tileAnswer?.headers['server-timing'] ?? '', /\blane;dur=0\b/, 'the lane answered the first');
+    assertTimedOut(afterTile, HEADERS_MS, 'nadir after a tile');
+  });
+
+  test('forty stalled or dripping heads at once all time out', async () => {
+    const outcomes = await (runs.forty as Promise<Outcome[]>);
+    for (const [i, outcome] of outcomes.entries()) assertTimedOut(outcome, HEADERS_MS, `connection ${i}`);
+  });
+
+  test('a slow body: the request is answered, then 408 at the request timeout, then the close', async () => {
+    const [node, nadir] = await (runs.slowBody as Promise<Outcome[]>);
+    for (const [outcome, who] of [
+      [node, 'node'],
+      [nadir, 'nadir'],
+    ] as [Outcome, string][]) {
+      assert.deepEqual(statusesOf(outcome), [200, 408], who);
+      assert.ok(outcome.closed, `${who}: closed`);
+      const after = outcome.closedAfterMs ?? Number.NaN;
+      assert.ok(after >= REQUEST_MS - 50 && after <= within(REQUEST_MS), `${who}: closed after ${after} ms`);
+    }
+  });
+
+  test('a stalled body: answered at once, then 408 at the request timeout, then the close', async () => {
+    const [node, nadir, reader] = await (runs.stalledBody as Promise<Outcome[]>);
+    for (const [outcome, who, statuses] of [
+      [node, 'node', [200, 408]],
+      // POST: nadir's 405, given without waiting for the body (fastify would read it first).
+      [nadir, 'nadir', [405, 408]],
+      // A handler that waits for the body it never gets: the connection still ends on time.
+      [reader, 'a handler reading the body', [408]],
+    ] as [Outcome, string, number[]][]) {
+      assert.deepEqual(statusesOf(outcome), statuses, who);
+      assert.ok(outcome.closed, `${who}: closed`);
+      const after = outcome.closedAfterMs ?? Number.NaN;
+      assert.ok(after >= REQUEST_MS - 50 && after <= within(REQUEST_MS), `${who}: closed after ${after} ms`);
+    }
+  });
+
+  test('a body cut short by a half-close: the connection ends', async () => {
+    const [node, nadir, reader] = await (runs.halfClosedBody as Promise<Outcome[]>);
+    for (const [outcome, who, statuses] of [
+      [node, 'node', [200, 400]],
+      [nadir, 'nadir', [405, 400]],
+      // Waiting for the rest of the body, for a grace of 2 s.
+      [reader, 'a handler reading the body', [400]],
+    ] as [Outcome, string, number[]][]) {
+      assert.deepEqual(statusesOf(outcome), statuses, who);
+      assert.ok(outcome.closed, `${who}: closed`);
+      const after = outcome.closedAfterMs ?? Number.NaN;
+      assert.ok(after <= 2_000 + 1_500, `${who}: closed after ${after} ms`);
+    }
+  });
+
+  test('an idle kept-alive connection is closed after the keep-alive timeout, without an answer', async () => {
+    const [node, nadir] = await (runs.idle as Promise<Outcome[]>);
+    for (const [outcome, who] of [
+      [node, 'node'],
+      [nadir, 'nadir'],
+    ] as [Outcome, string][]) {
+      assert.deepEqual(statusesOf(outcome), [200], who);
+      assert.ok(outcome.closed, `${who}: closed`);
+      const after = outcome.closedAfterMs ?? Number.NaN;
+      assert.ok(after >= KEEP_ALIVE_MS - 50 && after <= KEEP_ALIVE_MS + 1_500, `${who}: closed after ${after} ms`);
+    }
+  });
 });
