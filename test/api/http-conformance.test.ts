@@ -561,6 +561,28 @@ describe('HTTP conformance: nadir frames requests as plain node:http does', () =
     assert.equal(new Set(CORPUS.map((c) => c.name)).size, CORPUS.length);
   });
 
+  test('what node would answer itself, nadir answers in its JSON, with the codes of the error table', () => {
+    const answer = (name: string, index: number) => {
+      const found = outcomes.get(name)?.nadir.answers.filter((a) => a.status >= 200)[index];
+      assert.ok(found, `${name}: answer ${index + 1}`);
+      return { status: found.status, code: (JSON.parse(found.body.toString()) as { code: string }).code, found };
+    };
+    const noHost = answer('HTTP/1.1 without Host', 0);
+    assert.deepEqual([noHost.status, noHost.code], [400, 'BAD_REQUEST']);
+    assert.equal(noHost.found.headers.connection, 'close', 'as node: the connection closes after it');
+    for (const [name, index, status, code] of [
+      ['asterisk-form: GET *', 0, 400, 'BAD_REQUEST'],
+      ['percent-encoded traversal under /docs/static', 0, 404, 'NOT_FOUND'],
+      ['Expect: something else', 0, 417, 'EXPECTATION_FAILED'],
+      ['a 70 KB header', 0, 431, 'BAD_REQUEST'],
+      ['a chunk extension over 16 KB, in a later write', 1, 413, 'BAD_REQUEST'],
+      ['an invalid method', 0, 400, 'BAD_REQUEST'],
+    ] as [string, number, number, string][]) {
+      const got = answer(name, index);
+      assert.deepEqual([got.status, got.code], [status, code], name);
+    }
+  });
+
   for (const c of CORPUS) {
     test(c.name, (t) => {
       const outcome = outcomes.get(c.name);
