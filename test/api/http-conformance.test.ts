@@ -3,7 +3,7 @@
  *
  * Method. Each case of the corpus below is a byte sequence written to a fresh TCP connection (in
  * one write, in several writes with pauses between them, or one byte per write). It is replayed
- * against two servers in this process:
+ * against three servers in this process:
  *  - nadir, built by the test helpers (startApi) over a temporary data folder with a valid API key,
  *    where `{tile}` is a stored tile of a real survey that the tile lane sends as stored (a
  *    pass-through JPEG; ../shared/realdata; without it, a tile the lane answers 404), and
@@ -11,7 +11,10 @@
  *    percent-encoded parameter name);
  *  - a plain node:http server made with the same options as nadir's (httpServerOptions: the
  *    timeouts; the rest node's defaults) whose handler answers every request at once with a 200
- *    and a Content-Length, as every nadir answer has one.
+ *    and a Content-Length, as every nadir answer has one;
+ *  - nadir's HTTP server (createHttpServer) over a handler that answers 200 but 250 ms late: the
+ *    framing must not depend on how late nadir answers, so its statuses and closing must be
+ *    node's exactly.
  * The response stream of each is parsed into answers (interim 1xx ones, bodies by Content-Length,
  * chunked or to the close; none for HEAD), and the replay waits until the server closes, or has
  * been silent for a while (for nadir: not before it has given as many answers as node, and when
@@ -26,14 +29,15 @@
  * carries X-Request-Id, and every error is the JSON of decisions.md.
  *
  * Timing. node with an at-once handler answers a request during the same read of the socket that
- * parsed it; nadir answers later. Where that matters (a parse error, or CONNECT, after a pipelined
- * request) nadir does what node does with such a handler (api/http-server.ts). Cases that put bad
- * bytes after a good request in a later write pause first, so that node's reads are the writes;
- * cases split one byte per write keep to requests whose framing does not depend on how the bytes are
- * grouped into reads.
+ * parsed it; nadir answers later. Where that matters (a parse error, CONNECT or the client's
+ * half-close after a pipelined request) nadir does what node does with such a handler
+ * (api/http-server.ts, docs/http.md). Cases that put bad bytes after a good request in a later
+ * write pause first (GAP), so that node's reads are the writes; cases split one byte per write keep
+ * to requests whose framing does not depend on how the bytes are grouped into reads.
  *
- * The cases run a few at a time, each on its own connections. Timeouts (slow heads, slow bodies,
- * idle connections) are tested below the corpus on a second pair of servers with short timeouts.
+ * The cases run six at a time, each on its own connections (the whole corpus takes a few seconds).
+ * Timeouts (slow and stalled heads and bodies, idle connections) are tested below the corpus, with
+ * timeouts of 1, 2 and 1.5 s set through the parsed config, against nadir and node alike.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -208,6 +212,12 @@ const CORPUS: Case[] = [
     nadir: [405, 200],
   },
   {
+    name: 'Transfer-Encoding: chunked and Content-Length (CL.TE), one byte per write',
+    writes: [`${req('/health', ['Content-Length: 6', 'Transfer-Encoding: chunked'], 'POST')}0\r\n\r\nG${health}`],
+    nadir: [],
+    bytewise: true,
+  },
+  {
     name: 'Transfer-Encoding: chunked and Content-Length (CL.TE)',
     writes: [`${req('/health', ['Content-Length: 6', 'Transfer-Encoding: chunked'], 'POST')}0\r\n\r\nG${health}`],
     nadir: [],
@@ -350,6 +360,12 @@ const CORPUS: Case[] = [
     ],
     nadir: ['tile', 200],
   },
+  {
+    name: 'HTTP/1.0 with keep-alive, then a pipelined request, one byte per write',
+    writes: [req('/health', ['Connection: keep-alive'], 'GET', '1.0') + req('{tile}', [], 'GET', '1.0')],
+    nadir: [200, 'tile'],
+    bytewise: true,
+  },
   { name: 'HTTP/1.0 without Host', writes: ['GET /health HTTP/1.0\r\n\r\n'], nadir: [200] },
 
   // Expect.
@@ -420,6 +436,12 @@ const CORPUS: Case[] = [
   { name: 'CONNECT after a pipelined /health', writes: [health + connectRequest], nadir: [200] },
   { name: 'CONNECT after two pipelined tiles', writes: [tile + tile + connectRequest], nadir: ['tile', 'tile'] },
   { name: 'CONNECT in a later write', writes: [tile, connectRequest], nadir: ['tile'], gapMs: GAP },
+  {
+    name: 'CONNECT after a pipelined tile, one byte per write',
+    writes: [tile + connectRequest],
+    nadir: ['tile'],
+    bytewise: true,
+  },
   { name: 'an invalid method', writes: [bad], nadir: [] },
   { name: 'an invalid method after a pipelined tile', writes: [tile + bad], nadir: ['tile'] },
   {
