@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ApiFailure, failure, failureFromError } from './error-table.js';
 import { loggablePath } from './log-safety.js';
@@ -45,7 +44,9 @@ function notFound(app: FastifyInstance, request: FastifyRequest, reply: FastifyR
       })
       .send();
   }
-  if (allowed.length > 0) {
+  // A route of this method that found nothing to serve (the docs' static files refuse
+  // `..%2F..%2Fetc%2Fpasswd`, say) is a 404: 405 would say the method is wrong.
+  if (allowed.length > 0 && !(allowed as string[]).includes(request.method)) {
     reply.header('allow', allowed.join(', '));
     return sendFailure(
       reply,
@@ -65,22 +66,23 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   sendFailure(reply, failure('BAD_REQUEST', message));
 }
 
-/** fastify `clientErrorHandler`: requests Node's HTTP parser rejects before fastify sees them. */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+/**
+ * The raw answer to a request node's HTTP parser rejects before anything else sees it, or a head
+ * that timed out: node's status for it (its default `clientError` answers), as the JSON of the
+ * error table. api/http-server.ts decides whether it is written (node's rules) and closes.
+ */
+export function clientErrorAnswer(error: NodeJS.ErrnoException): string {
   let status = 400;
   let message = 'Malformed HTTP request';
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') [status, message] = [408, 'Request not received in time'];
   if (error.code === 'HPE_HEADER_OVERFLOW') [status, message] = [431, 'Request headers are too large'];
+  if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') [status, message] = [413, 'Chunk extensions are too large'];
   const body = JSON.stringify({ error: message, code: 'BAD_REQUEST' });
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
-        `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  }
-  socket.destroy();
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
 }
 
 /**
@@ -97,7 +99,26 @@ export function answerToFailure(error: unknown, requestId: string, log: FastifyB
   return answer;
 }
 
+/**
+ * A request target that is not a path: `*` (asterisk-form, for OPTIONS of the whole server) is
+ * the one node's parser lets through besides paths and absolute URLs. fastify's router would
+ * route it somewhere (`GET *` got the map page).
+ */
+function isPathTarget(url: string): boolean {
+  return url.startsWith('/') || /^https?:\/\//i.test(url);
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isPathTarget(request.raw.url ?? '')) {
+      return sendFailure(reply, failure('BAD_REQUEST', 'The request target must be a path, such as /health'));
+    }
+    // No route takes another method: answered before fastify would wait for a body to parse it,
+    // as at once as node:http would (a body sent slowly, or never, does not hold the answer).
+    if (request.method !== 'OPTIONS' && !(ROUTE_METHODS as readonly string[]).includes(request.method)) {
+      return notFound(app, request, reply);
+    }
+  });
   app.setErrorHandler((error, request, reply) => sendFailure(reply, answerToFailure(error, request.id, request.log)));
   app.setNotFoundHandler((request, reply) => notFound(app, request, reply));
 }

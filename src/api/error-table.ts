@@ -8,7 +8,7 @@ import { type ErrorCode, isNadirError, NadirError } from '../errors.js';
  */
 
 /** Codes for failures of HTTP itself rather than of the domain (no route, bad URL, ...). */
-export type HttpErrorCode = 'METHOD_NOT_ALLOWED' | 'BAD_REQUEST' | 'NOT_READY';
+export type HttpErrorCode = 'METHOD_NOT_ALLOWED' | 'BAD_REQUEST' | 'EXPECTATION_FAILED' | 'NOT_READY';
 export type ApiErrorCode = ErrorCode | HttpErrorCode;
 
 /** A Record, so adding a domain code to errors.ts does not compile until it has a status here. */
@@ -28,6 +28,7 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   NO_IMAGERY: 404,
   ACCOUNT_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
   INVALID_CONFIG: 500,
   INTERNAL: 500,

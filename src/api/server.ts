@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AccountStore } from '../accounts/index.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
@@ -10,7 +9,8 @@ import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
-import { answerClientError, answerFrameworkError, installErrorHandling } from './error-handling.js';
+import { answerFrameworkError, installErrorHandling } from './error-handling.js';
+import { createHttpServer } from './http-server.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
@@ -22,7 +22,7 @@ import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'publicUrl' | 'dataDir'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http'>;
   clock: Clock;
   /** The process's logger (composition.ts); the server logs through it. */
   log: FastifyBaseLogger;
@@ -44,15 +44,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const app = Fastify({
-    // Tile requests meet the tile lane before fastify (tile-lane.ts says why); the server is
-    // otherwise the one fastify would make itself.
-    serverFactory: (handler, settings) => {
-      const server = createServer(lane.handler(handler));
-      server.keepAliveTimeout = settings.keepAliveTimeout as number;
-      server.requestTimeout = settings.requestTimeout as number;
-      server.setTimeout(settings.connectionTimeout as number);
-      return server;
-    },
+    // Tile requests meet the tile lane before fastify (tile-lane.ts says why), on a node:http
+    // server with nadir's timeouts that ends connections where node would (http-server.ts).
+    serverFactory: (handler) => createHttpServer(config.http, lane.handler(handler)),
     loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
@@ -64,7 +58,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     // Numbers are converted strictly by query-params.ts; ajv's coercion is looser than the API.
     ajv: { customOptions: { coerceTypes: false, verbose: true } },
     frameworkErrors: answerFrameworkError,
-    clientErrorHandler: answerClientError,
+    // Requests node's parser rejects and heads that time out are answered by the server's own
+    // clientError listener (http-server.ts), after the answers before them.
+    clientErrorHandler: () => undefined,
     // Every endpoint is GET without a body.
     bodyLimit: 1024,
   });

@@ -24,6 +24,19 @@ export type StorageConfig =
     }
   | { kind: 'http'; base: string; timeoutMs: number };
 
+/**
+ * How long node:http gives a client to send a request, and keeps an idle connection (docs/http.md).
+ * A timed-out request head or request is answered 408 and its connection closed.
+ */
+export interface HttpTimeouts {
+  /** The request line and headers must arrive whole within this, ms (NADIR_HTTP_HEADERS_TIMEOUT_MS). */
+  headersTimeoutMs: number;
+  /** The whole request, head and body, ms; 0: no limit beyond the head's (NADIR_HTTP_REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this, ms (NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs: number;
+}
+
 /** Where the catalogue, accounts and usage live: the embedded SQLite file, or a PostgreSQL server. */
 export type DatabaseConfig = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
 
@@ -51,6 +64,7 @@ export interface Config {
   tileCacheMb: number;
   /** Processes `nadir serve` runs (NADIR_WORKERS: a number, or `auto` for one per core). */
   workers: number;
+  http: HttpTimeouts;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -163,6 +177,25 @@ function parseRedisUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/**
+ * NADIR_HTTP_*_MS. The defaults are node:http's own for the head (60 s) and the whole request
+ * (5 min); the keep-alive timeout is longer than node's 5 s so that a load balancer's idle
+ * timeout (60 s for most) ends a connection before nadir does, never in the middle of a request.
+ */
+function parseHttpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
+  const headersTimeoutMs = integer(env, 'NADIR_HTTP_HEADERS_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  const requestTimeoutMs = integer(env, 'NADIR_HTTP_REQUEST_TIMEOUT_MS', 300_000, 0, 3_600_000);
+  if (requestTimeoutMs !== 0 && requestTimeoutMs < headersTimeoutMs) {
+    bad(
+      'NADIR_HTTP_REQUEST_TIMEOUT_MS',
+      `must be 0 or at least NADIR_HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+      env.NADIR_HTTP_REQUEST_TIMEOUT_MS ?? String(requestTimeoutMs),
+    );
+  }
+  const keepAliveTimeoutMs = integer(env, 'NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000);
+  return { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs };
+}
+
 /** Parses and validates the environment once; everything else receives the result. */
 export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
   const dataDir = resolve(cwd, env.NADIR_DATA_DIR || './data');
@@ -190,5 +223,6 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
     tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),
     workers: env.NADIR_WORKERS === 'auto' ? availableParallelism() : integer(env, 'NADIR_WORKERS', 1, 1, 64),
+    http: parseHttpTimeouts(env),
   };
 }

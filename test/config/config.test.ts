@@ -41,6 +41,7 @@ describe('parseConfig defaults', () => {
       rasterQueueMs: 10_000,
       tileCacheMb: 256,
       workers: 1,
+      http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 72_000 },
     });
   });
 
@@ -60,6 +61,27 @@ describe('parseConfig defaults', () => {
     assert.equal(config.rasterQueueMs, 0);
     assert.throws(() => parseConfig({ NADIR_RASTER_BUDGET_MB: '10' }, cwd), /NADIR_RASTER_BUDGET_MB/);
     assert.throws(() => parseConfig({ NADIR_RASTER_QUEUE_MS: '-5' }, cwd), /NADIR_RASTER_QUEUE_MS/);
+  });
+
+  it('reads the HTTP timeouts and refuses a request timeout shorter than the head timeout', () => {
+    const config = parseConfig(
+      {
+        NADIR_HTTP_HEADERS_TIMEOUT_MS: '1500',
+        NADIR_HTTP_REQUEST_TIMEOUT_MS: '0',
+        NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS: '5000',
+      },
+      cwd,
+    );
+    assert.deepEqual(config.http, { headersTimeoutMs: 1500, requestTimeoutMs: 0, keepAliveTimeoutMs: 5000 });
+    assertInvalid({ NADIR_HTTP_HEADERS_TIMEOUT_MS: '0' }, 'NADIR_HTTP_HEADERS_TIMEOUT_MS', '0');
+    assertInvalid({ NADIR_HTTP_HEADERS_TIMEOUT_MS: '1s' }, 'NADIR_HTTP_HEADERS_TIMEOUT_MS', '1s');
+    assertInvalid({ NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS: '-1' }, 'NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS', '-1');
+    assertInvalid(
+      { NADIR_HTTP_HEADERS_TIMEOUT_MS: '20000', NADIR_HTTP_REQUEST_TIMEOUT_MS: '10000' },
+      'NADIR_HTTP_REQUEST_TIMEOUT_MS',
+      '10000',
+    );
+    assertInvalid({ NADIR_HTTP_HEADERS_TIMEOUT_MS: '400000' }, 'NADIR_HTTP_REQUEST_TIMEOUT_MS', '300000');
   });
 
   it('treats empty variables as unset', () => {

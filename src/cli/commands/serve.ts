@@ -12,7 +12,8 @@ export const serveCommand: Command = {
 
 Environment: NADIR_PORT (8080), NADIR_HOST (0.0.0.0), NADIR_DATA_DIR (./data),
 NADIR_DATABASE (<data>/nadir.sqlite), NADIR_LOG_LEVEL (info), NADIR_TOKEN_SECRETS,
-NADIR_WORKERS (1).
+NADIR_WORKERS (1); NADIR_HTTP_HEADERS_TIMEOUT_MS (60000), NADIR_HTTP_REQUEST_TIMEOUT_MS
+(300000), NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS (72000): docs/http.md.
 --workers: processes sharing the port (auto: one per core). Tile rate limits are shared by all
 of them; the raster memory budget (NADIR_RASTER_BUDGET_MB) is divided between them.
 SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit.`,
