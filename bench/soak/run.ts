@@ -9,6 +9,7 @@
  * - crashes: `nadir ingest` killed at --kills (20) random moments, `nadir serve` killed during
  *   downloads and tile counting 5 times (bench/soak/crashes.ts says what is checked).
  * - memory: peak RSS of `nadir demo` and of `nadir ingest` of a generated --ingest-size (30000) px RGB.
+ * --only runs one part and carries the others over from today's results file.
  * --quick: 1 minute, 4 downloads of 2000 px, 3 kills of each, a 4000 px ingest, nothing written. Otherwise the raw figures go to
  * bench/results/soak-<date>.json and the report replaces the measured section of docs/reliability.md.
  */
@@ -90,6 +91,16 @@ if (wants('traffic')) {
 }
 raw.machine.loadEnd = loadavg();
 raw.seconds = (Date.now() - started) / 1000;
+if (values.only) {
+  // The parts not run this time are carried over from today's earlier results, so the page stays whole.
+  const earlier = await readFile(join(ROOT, `bench/results/soak-${raw.date}.json`), 'utf8').catch(() => undefined);
+  const previous = earlier ? (JSON.parse(earlier) as SoakRaw) : undefined;
+  raw.traffic ??= previous?.traffic;
+  raw.bursts ??= previous?.bursts;
+  raw.memory ??= previous?.memory;
+  raw.ingestCrashes ??= previous?.ingestCrashes;
+  raw.serveCrashes ??= previous?.serveCrashes;
+}
 
 const report = soakReport(raw);
 process.stdout.write(`${report}\n`);
