@@ -14,7 +14,7 @@ import { type AssetName, manifestFor, writeManifest } from './manifest.js';
 import { ASSET_KIND, DEMO_GSD, RENDER_ORDER } from './products.js';
 import { pixelGridFor } from './raster-output.js';
 import { type RenderJob, RenderPool } from './render-pool.js';
-import { prepareScene } from './scene.js';
+import { prepareScene, sceneGridSize } from './scene.js';
 import { GridStorage } from './scene-types.js';
 import { shadowHorizon } from './shadows.js';
 import { DEMO_SURVEYS } from './surveys.js';
@@ -97,7 +97,9 @@ export async function generateDemoTown(opts: GenerateDemoOptions): Promise<DemoS
     await pool.paintGround(ground, fields, seed);
     progress('town plan and ground');
 
-    const storage = new GridStorage();
+    // Sized for the largest survey at once: see GridStorage.
+    const cells = windows.map((window) => sceneGridSize(window, cell)).map(({ width, height }) => width * height);
+    const storage = new GridStorage(Math.max(...cells));
     for (const [k, { survey, footprint }] of selected.entries()) {
       const dir = join(opts.outDir, survey.name);
       await mkdir(dir, { recursive: true });

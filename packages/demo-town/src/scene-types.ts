@@ -113,6 +113,11 @@ export interface SceneGrid {
 /**
  * Backing arrays for scene grids, reused from survey to survey: the grids are hundreds of
  * megabytes, and fresh allocations cost page faults and garbage collection each time.
+ *
+ * Made for the largest grid to come (`capacity` cells), so they are allocated once. Growing them
+ * for a larger survey leaves the smaller set alive beside the new one until every thread that saw
+ * it has collected its garbage: the demo's first survey's 280 MB beside the second's 470 MB
+ * (docs/demo.md, "Memory").
  */
 export class GridStorage {
   private heights: Float32Array = new Float32Array(0);
@@ -123,13 +128,27 @@ export class GridStorage {
   private columnUndersides: Float32Array = new Float32Array(0);
   private columnColors: Uint32Array = new Uint32Array(0);
 
-  /** Column-major arrays for a grid of `cells` cells (see transpose.ts). Invalidates earlier ones. */
-  columnMajor(cells: number): { heights: Float32Array; undersides: Float32Array; colors: Uint32Array } {
+  constructor(capacity = 0) {
+    this.reserve(capacity);
+  }
+
+  private reserve(cells: number): void {
+    if (this.heights.length < cells) {
+      this.heights = sharedFloat32(cells);
+      this.colors = sharedUint32(cells);
+      this.objectIds = sharedUint16(cells);
+      this.undersides = sharedFloat32(cells);
+    }
     if (this.columnHeights.length < cells) {
       this.columnHeights = sharedFloat32(cells);
       this.columnUndersides = sharedFloat32(cells);
       this.columnColors = sharedUint32(cells);
     }
+  }
+
+  /** Column-major arrays for a grid of `cells` cells (see transpose.ts). Invalidates earlier ones. */
+  columnMajor(cells: number): { heights: Float32Array; undersides: Float32Array; colors: Uint32Array } {
+    this.reserve(cells);
     return {
       heights: this.columnHeights.subarray(0, cells),
       undersides: this.columnUndersides.subarray(0, cells),
@@ -140,12 +159,7 @@ export class GridStorage {
   /** A grid over the given window. Invalidates any grid handed out before. */
   allocate(x0: number, y0: number, cell: number, width: number, height: number): SceneGrid {
     const cells = width * height;
-    if (this.heights.length < cells) {
-      this.heights = sharedFloat32(cells);
-      this.colors = sharedUint32(cells);
-      this.objectIds = sharedUint16(cells);
-      this.undersides = sharedFloat32(cells);
-    }
+    this.reserve(cells);
     const objectIds = this.objectIds.subarray(0, cells);
     objectIds.fill(0);
     const undersides = this.undersides.subarray(0, cells);

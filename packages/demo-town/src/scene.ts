@@ -45,10 +45,17 @@ export interface SceneToBuild {
   decals: Decal[];
 }
 
+/** Cells across and down of the scene grid over `window`. */
+export function sceneGridSize(window: Box, cell: number): { width: number; height: number } {
+  return {
+    width: Math.round((window.maxX - window.minX) / cell),
+    height: Math.round((window.maxY - window.minY) / cell),
+  };
+}
+
 /** Decide what this survey saw and allocate its grid; rasterizeRows() then fills it. */
 export function prepareScene({ plan, fields, survey, seed, window, cell, storage }: SceneInputs): SceneToBuild {
-  const width = Math.round((window.maxX - window.minX) / cell);
-  const height = Math.round((window.maxY - window.minY) / cell);
+  const { width, height } = sceneGridSize(window, cell);
   const grid = storage.allocate(window.minX, window.maxY, cell, width, height);
   const content = contentForSurvey(plan, survey, seed);
   // Buildings before trees: a crown over a roof must know there is a roof beneath it.

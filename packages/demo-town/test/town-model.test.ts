@@ -5,7 +5,7 @@ import { clipToBox, maskRow, pointInPolygon } from '../src/footprint.js';
 import { lonLatToLocal } from '../src/geo.js';
 import { DEMO_LANDMARKS, DEMO_SURVEYS, lonLatToUtm, utmToLonLat } from '../src/index.js';
 import { contentForSurvey } from '../src/scene-objects.js';
-import type { Building, Tree } from '../src/scene-types.js';
+import { type Building, GridStorage, type Tree } from '../src/scene-types.js';
 import { Terrain } from '../src/terrain.js';
 import { planTown } from '../src/town-plan.js';
 import { lonLatToUtmWithGdal } from './raster-probe.js';
@@ -124,5 +124,23 @@ describe('the town through time', () => {
     assert.ok(felled(sStorm) > 100, `${felled(sStorm)} felled trees`);
     assert.ok(buildings(sStorm).filter((b) => b.damage?.tarps.length).length > 30);
     assert.ok(at(sStorm).decals.filter((d) => d.pattern === 'debris').length > 500);
+  });
+});
+
+describe('scene grid storage', () => {
+  it('allocates the backing arrays once when made for the largest grid, whatever the order', () => {
+    const storage = new GridStorage(12 * 10);
+    const small = storage.allocate(0, 0, 0.15, 6, 5);
+    const smallColumns = storage.columnMajor(6 * 5);
+    const large = storage.allocate(0, 0, 0.15, 12, 10);
+    const largeColumns = storage.columnMajor(12 * 10);
+    // A second set for the larger grid would stay alive beside the first until every thread that
+    // saw the first collected it (docs/demo.md, the generator's memory).
+    for (const key of ['heights', 'colors', 'objectIds', 'undersides'] as const)
+      assert.equal(large[key].buffer, small[key].buffer, key);
+    for (const key of ['heights', 'colors', 'undersides'] as const)
+      assert.equal(largeColumns[key].buffer, smallColumns[key].buffer, `columns ${key}`);
+    assert.equal(large.heights.length, 120);
+    assert.equal(large.objectIds.every((id) => id === 0) && large.undersides.every((u) => u === -Infinity), true);
   });
 });

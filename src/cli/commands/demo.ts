@@ -6,7 +6,7 @@ import { join } from 'node:path';
 // compiled dist/, so its render workers are plain JavaScript even when nadir runs under tsx.
 import { DEFAULT_SEED, type DemoSurveyOutput, GENERATOR_REVISION, generateDemoTown } from '@nadir/demo-town';
 import type { AccountStore } from '../../accounts/index.js';
-import { boundIngestMemory } from '../../ingest/memory.js';
+import { boundIngestMemory, collectGarbage } from '../../ingest/memory.js';
 import { type CliContext, type Command, parseCommandArgs, printJson } from '../command.js';
 import { createProgressReporter } from '../progress.js';
 
@@ -61,6 +61,10 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
       outputs = await generateDemoTown({ outDir, seed, onProgress: (d, t, label) => progress.update(label, d / t) });
       progress.done(`${outputs.length} surveys generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       await writeFile(stamp, JSON.stringify(outputs));
+      // The generator has stopped its render workers, and its height model and ground (630 MB of
+      // SharedArrayBuffers) are garbage: freed now rather than whenever V8 next collects, which
+      // could be well into the ingest, on top of its own memory (docs/demo.md, "Memory").
+      collectGarbage();
     }
     const ingestStarted = Date.now();
     for (const output of outputs) {
