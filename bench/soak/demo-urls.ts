@@ -6,7 +6,7 @@ import { DEMO_LOCATION } from '@nadir/demo-town';
 
 /** The raster AOI's radius, m: the largest the API takes. */
 export const RADIUS = 100;
-const ALL_RESOURCES = 'Vert,TrueOrtho,DetailDsm,North,South,East,West';
+const ALL_RESOURCES = 'TrueOrtho,DetailDsm';
 
 /**
  * `count` points spread over a disc of `radiusDegrees` around the demo town's centre: 0.004 (about
@@ -20,7 +20,7 @@ export function demoPoints(count: number, radiusDegrees = 0.004): { lon: number;
   });
 }
 
-/** A coverage call (`resources` is required; every content type by default). */
+/** A coverage call (`resources` is required: the raster types, TrueOrtho and DetailDsm, by default). */
 export function coverageUrl(
   base: string,
   apiKey: string,
