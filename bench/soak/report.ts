@@ -14,7 +14,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  */
 function rssByMinute(t: TrafficRaw): number[] {
   const minutes: number[][] = [];
-  for (const s of t.samples) (minutes[Math.floor(s.at / 60)] ??= []).push(s.rssBytes);
+  for (const s of t.samples) {
+    const minute = Math.floor(s.at / 60);
+    minutes[minute] = [...(minutes[minute] ?? []), s.rssBytes];
+  }
   return minutes.filter((m) => m.length >= 3).map(median);
 }
 
