@@ -116,7 +116,7 @@ export interface SceneGrid {
  *
  * Made for the largest grid to come (`capacity` cells), so they are allocated once. Growing them
  * for a larger survey leaves the smaller set alive beside the new one until every thread that saw
- * it has collected its garbage: the demo's first survey's 280 MB beside the second's 470 MB
+ * it has collected its garbage: the demo's first survey's 295 MB beside the second's 494 MB
  * (docs/demo.md, "Memory").
  */
 export class GridStorage {

@@ -61,7 +61,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
       outputs = await generateDemoTown({ outDir, seed, onProgress: (d, t, label) => progress.update(label, d / t) });
       progress.done(`${outputs.length} surveys generated in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       await writeFile(stamp, JSON.stringify(outputs));
-      // The generator has stopped its render workers, and its height model and ground (630 MB of
+      // The generator has stopped its render workers, and its height model and ground (650 MB of
       // SharedArrayBuffers) are garbage: freed now rather than whenever V8 next collects, which
       // could be well into the ingest, on top of its own memory (docs/demo.md, "Memory").
       collectGarbage();
