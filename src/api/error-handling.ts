@@ -43,7 +43,9 @@ function notFound(app: FastifyInstance, request: FastifyRequest, reply: FastifyR
       })
       .send();
   }
-  if (allowed.length > 0) {
+  // A route of this method that found nothing to serve (the docs' static files refuse
+  // `..%2F..%2Fetc%2Fpasswd`, say) is a 404: 405 would say the method is wrong.
+  if (allowed.length > 0 && !(allowed as string[]).includes(request.method)) {
     reply.header('allow', allowed.join(', '));
     return sendFailure(
       reply,

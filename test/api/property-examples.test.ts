@@ -1,0 +1,37 @@
+/**
+ * Counterexamples the API's property-based tests (properties.test.ts) found, shrunk and kept as
+ * example-based tests: each failed before the fix named beside it.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { STATUS_BY_CODE } from '../../src/api/error-table.js';
+import { type ApiFixture, createKey, errorBody, startApi } from './helpers.js';
+
+/** The error contract: JSON `{error, code}` with the status the error table gives the code. */
+async function refusal(response: Response): Promise<{ status: number; code: string }> {
+  const body = await errorBody(response);
+  assert.equal(response.status, STATUS_BY_CODE[body.code as keyof typeof STATUS_BY_CODE], JSON.stringify(body));
+  return { status: response.status, code: body.code };
+}
+
+describe('API counterexamples found by the properties', () => {
+  let api: ApiFixture;
+  let key: string;
+
+  before(async () => {
+    api = await startApi();
+    key = (await createKey(api.services, 'examples')).key;
+  });
+  after(() => api.close());
+
+  it('a GET that the docs static route turns away is a 404, never a 405 "GET is not allowed"', async () => {
+    for (const path of ['/docs/static/nothing', '/docs/static/..%2F..%2Fetc%2Fpasswd']) {
+      for (const method of ['GET', 'HEAD']) {
+        const response = await api.get(path, { method });
+        assert.equal(response.status, 404, `${method} ${path}`);
+        if (method === 'GET') assert.deepEqual(await refusal(response), { status: 404, code: 'NOT_FOUND' });
+      }
+    }
+    assert.ok(key);
+  });
+});
