@@ -55,6 +55,21 @@ function notFound(app: FastifyInstance, request: FastifyRequest, reply: FastifyR
   return sendFailure(reply, failure('NOT_FOUND', `No endpoint ${request.method} ${pathOf(path)}`));
 }
 
+/**
+ * Every endpoint is GET (and HEAD), so another method is answered as soon as the request is
+ * routed: 405 with Allow on an existing path, 204 to a CORS preflight, 404 elsewhere. Answered
+ * later, fastify would first read and parse its body, and a POST with a bad or large body got
+ * that body's 400 or 413 instead of the 405.
+ */
+function answerOtherMethods(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply | undefined {
+  if (request.method === 'GET' || request.method === 'HEAD') return undefined;
+  return notFound(app, request, reply);
+}
+
 /** fastify `frameworkErrors`: URLs it cannot route (bad percent-encoding, over-long segments). */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setStandardHeaders(request, reply);
@@ -100,4 +115,6 @@ export function answerToFailure(error: unknown, requestId: string, log: FastifyB
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => sendFailure(reply, answerToFailure(error, request.id, request.log)));
   app.setNotFoundHandler((request, reply) => notFound(app, request, reply));
+
+  app.addHook('onRequest', async (request, reply) => answerOtherMethods(app, request, reply));
 }

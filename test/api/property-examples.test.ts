@@ -34,4 +34,33 @@ describe('API counterexamples found by the properties', () => {
     }
     assert.ok(key);
   });
+
+  it('another method is a 405 (or 404, or a preflight 204) whatever body it carries', async () => {
+    const tile = `/tiles/v3/surveys/3f6c1d2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f/Vert/16/34587/23573.JPG?apikey=${key}`;
+    const bodies: Array<[string, string]> = [
+      ['application/json', ''],
+      ['application/json', '{bad'],
+      ['application/json', 'x'.repeat(5000)],
+      ['text/plain', 'b'.repeat(2000)],
+      ['foo/bar', 'x'],
+    ];
+    for (const [type, body] of bodies) {
+      const init = { headers: { 'content-type': type }, body };
+      for (const [method, path, expected] of [
+        ['POST', tile, 'METHOD_NOT_ALLOWED'],
+        ['PUT', '/health', 'METHOD_NOT_ALLOWED'],
+        ['DELETE', '/staticmap/v2/coverage.json', 'METHOD_NOT_ALLOWED'],
+        ['POST', '/nowhere', 'NOT_FOUND'],
+      ] as const) {
+        const response = await api.get(path, { method, ...init });
+        assert.deepEqual(
+          await refusal(response),
+          { status: STATUS_BY_CODE[expected], code: expected },
+          `${method} ${path} ${type} body[${body.length}]`,
+        );
+      }
+      const preflight = await api.get('/health', { method: 'OPTIONS', ...init });
+      assert.equal(preflight.status, 204, `OPTIONS ${type} body[${body.length}]`);
+    }
+  });
 });
