@@ -36,6 +36,9 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   NOT_READY: 503,
 };
 
+/** Codes that name a failure of HTTP itself, by which a bare HTTP status is worded. */
+const HTTP_CODES: readonly ApiErrorCode[] = ['BAD_REQUEST', 'NOT_FOUND', 'METHOD_NOT_ALLOWED'];
+
 export interface ErrorBody {
   error: string;
   code: ApiErrorCode;
@@ -82,9 +85,10 @@ export function failureFromError(error: unknown, requestId: string): ApiFailure 
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // Fastify's own client errors (bad media type, body too large, ...): keep its status.
-    const message = fastifyError.message || STATUS_CODES[status] || 'Bad request';
-    return { ...failure('BAD_REQUEST', message), status };
+    // Fastify's and its plugins' own client errors (the docs' static files refusing a path, ...):
+    // the code the table has for that status, else BAD_REQUEST, and always the table's status.
+    const code = HTTP_CODES.find((candidate) => STATUS_BY_CODE[candidate] === status) ?? 'BAD_REQUEST';
+    return failure(code, fastifyError.message || STATUS_CODES[status] || 'Bad request');
   }
   return internal(requestId);
 }

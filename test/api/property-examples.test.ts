@@ -35,6 +35,13 @@ describe('API counterexamples found by the properties', () => {
     assert.ok(key);
   });
 
+  it("a path the docs' static files refuse is a 400 or 404 by the table, not a 403 BAD_REQUEST", async () => {
+    for (const path of ['/docs/static/%00', '/docs/static/swagger-ui.css%00.html', `/docs/static/${'a'.repeat(300)}`]) {
+      const { status } = await refusal(await api.get(path));
+      assert.ok(status === 400 || status === 404, `${path}: ${status}`);
+    }
+  });
+
   it('another method is a 405 (or 404, or a preflight 204) whatever body it carries', async () => {
     const tile = `/tiles/v3/surveys/3f6c1d2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f/Vert/16/34587/23573.JPG?apikey=${key}`;
     const bodies: Array<[string, string]> = [
