@@ -81,18 +81,20 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
 }
 
 /** fastify `clientErrorHandler`: requests Node's HTTP parser rejects before fastify sees them. */
-export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+export function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  let status = 400;
-  let message = 'Malformed HTTP request';
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') [status, message] = [408, 'Request not received in time'];
-  if (error.code === 'HPE_HEADER_OVERFLOW') [status, message] = [431, 'Request headers are too large'];
-  const body = JSON.stringify({ error: message, code: 'BAD_REQUEST' });
+  let answer = failure('BAD_REQUEST', 'Malformed HTTP request');
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer = failure('REQUEST_TIMEOUT', 'Request not received in time');
+  if (error.code === 'HPE_HEADER_OVERFLOW') answer = failure('HEADERS_TOO_LARGE', 'Request headers are too large');
+  const body = JSON.stringify(answer.body);
+  // The answer to a HEAD has no body, even when the rest of its head was refused: a client
+  // would read the body as the start of the next answer.
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+      `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
         `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${head ? '' : body}`,
     );
   }
   socket.destroy();

@@ -8,7 +8,12 @@ import { type ErrorCode, isNadirError, NadirError } from '../errors.js';
  */
 
 /** Codes for failures of HTTP itself rather than of the domain (no route, bad URL, ...). */
-export type HttpErrorCode = 'METHOD_NOT_ALLOWED' | 'BAD_REQUEST' | 'NOT_READY';
+export type HttpErrorCode =
+  | 'METHOD_NOT_ALLOWED'
+  | 'BAD_REQUEST'
+  | 'REQUEST_TIMEOUT'
+  | 'HEADERS_TOO_LARGE'
+  | 'NOT_READY';
 export type ApiErrorCode = ErrorCode | HttpErrorCode;
 
 /** A Record, so adding a domain code to errors.ts does not compile until it has a status here. */
@@ -28,7 +33,10 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   NO_IMAGERY: 404,
   ACCOUNT_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  // node:http's own refusals of a request head: too slow, or over its size limit.
+  REQUEST_TIMEOUT: 408,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INVALID_CONFIG: 500,
   INTERNAL: 500,
   OVERLOADED: 503,

@@ -3,6 +3,7 @@
  * example-based tests: each failed before the fix named beside it.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { STATUS_BY_CODE } from '../../src/api/error-table.js';
 import { type ApiFixture, createKey, errorBody, startApi } from './helpers.js';
@@ -12,6 +13,20 @@ async function refusal(response: Response): Promise<{ status: number; code: stri
   const body = await errorBody(response);
   assert.equal(response.status, STATUS_BY_CODE[body.code as keyof typeof STATUS_BY_CODE], JSON.stringify(body));
   return { status: response.status, code: body.code };
+}
+
+/** Sends raw bytes on a fresh connection and returns everything the server sends back. */
+function rawExchange(port: number, bytes: Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(bytes));
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
 }
 
 describe('API counterexamples found by the properties', () => {
@@ -39,6 +54,26 @@ describe('API counterexamples found by the properties', () => {
     for (const path of ['/docs/static/%00', '/docs/static/swagger-ui.css%00.html', `/docs/static/${'a'.repeat(300)}`]) {
       const { status } = await refusal(await api.get(path));
       assert.ok(status === 400 || status === 404, `${path}: ${status}`);
+    }
+  });
+
+  it("a request head over node's size limit is a 431 with the code the error table gives 431", async () => {
+    const response = await api.get(`/staticmap/v2/coverage.json?point=0,0&resources=${'%2541'.repeat(3300)}`);
+    assert.deepEqual(await refusal(response), { status: 431, code: 'HEADERS_TOO_LARGE' });
+  });
+
+  it("a HEAD that node's parser refuses is answered without a body", async () => {
+    const port = Number(new URL(api.baseUrl).port);
+    for (const target of ['/staticmap/v2/surveys/x/DetailDsm.tif?_=\xef\xbf\xbd', `/health?x=${'A'.repeat(20_000)}`]) {
+      for (const method of ['HEAD', 'GET']) {
+        const request = Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, 'latin1');
+        const answer = await rawExchange(port, request);
+        const [head = '', body] = answer.split('\r\n\r\n');
+        assert.match(head, /^HTTP\/1\.1 4\d\d /, `${method}: ${answer.slice(0, 200)}`);
+        assert.match(head, /content-type: application\/json/i);
+        if (method === 'HEAD') assert.equal(body, '', `HEAD answered with a body: ${answer.slice(0, 300)}`);
+        else assert.match(body ?? '', /"code":"(BAD_REQUEST|HEADERS_TOO_LARGE)"/);
+      }
     }
   });
 
