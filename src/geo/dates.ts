@@ -3,17 +3,25 @@
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RELATIVE = /^([1-9]\d{0,3})([YMD])$/;
 
-/** Whether `value` is a real calendar date written `YYYY-MM-DD` (rejects 2024-02-30). */
+/**
+ * Whether `value` is a real calendar date written `YYYY-MM-DD`, 0001-01-01 to 9999-12-31 in the
+ * proleptic Gregorian calendar (rejects 2024-02-30). The earliest is what the oldest relative
+ * age (`9999Y`) comes to, so a date filter takes every date an age can give.
+ */
 export function isIsoDate(value: string): boolean {
   const match = ISO_DATE.exec(value);
   if (!match) return false;
   const [y, m, d] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (y < 1900 || m < 1 || m > 12 || d < 1) return false;
+  if (y < 1 || m < 1 || m > 12 || d < 1) return false;
   return d <= daysInMonth(y, m);
 }
 
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Days in `month` (1-12) of `year`, by the Gregorian rule (Date.UTC would read years 0-99 as 1900-1999). */
 export function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month === 2 && leap ? 29 : (MONTH_DAYS[month - 1] as number);
 }
 
 function formatDate(year: number, month: number, day: number): string {

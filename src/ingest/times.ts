@@ -15,8 +15,15 @@ export function normalizeUtcInstant(value: string, field: string): string {
   return `${new Date(ms).toISOString().slice(0, 19)}Z`;
 }
 
+/** Milliseconds of a UTC wall-clock time: Date.UTC, but years 0-99 are years 0-99, not 1900-1999. */
+function utcMs(year: number, monthIndex: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const date = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
+  date.setUTCFullYear(year, monthIndex, day);
+  return date.getTime();
+}
+
 /** Offset of `timezone` from UTC in minutes at the instant `utcMs`. */
-function offsetMinutes(utcMs: number, timezone: string): number {
+function offsetMinutes(at: number, timezone: string): number {
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone: timezone,
     hourCycle: 'h23',
@@ -26,16 +33,20 @@ function offsetMinutes(utcMs: number, timezone: string): number {
     hour: '2-digit',
     minute: '2-digit',
     second: '2-digit',
-  }).formatToParts(new Date(utcMs));
+    era: 'short',
+  }).formatToParts(new Date(at));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-  const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return Math.round((asUtc - utcMs) / 60000);
+  // Intl counts years before 1 as 1 BC, 2 BC, ...: year 0 is 1 BC.
+  const bc = parts.find((p) => p.type === 'era')?.value === 'BC';
+  const year = bc ? 1 - get('year') : get('year');
+  const asUtc = utcMs(year, get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return Math.round((asUtc - at) / 60000);
 }
 
 /** UTC instant of a local wall-clock time (two passes settle DST transitions). */
 function localToUtcMs(date: string, hms: [number, number, number], timezone: string): number {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const wall = Date.UTC(y, m - 1, d, ...hms);
+  const wall = utcMs(y, m - 1, d, ...hms);
   let utc = wall - offsetMinutes(wall, timezone) * 60000;
   utc = wall - offsetMinutes(utc, timezone) * 60000;
   return utc;

@@ -77,6 +77,22 @@ describe('API counterexamples found by the properties', () => {
     }
   });
 
+  it('date filters take every real date, 0001-01-01 to 9999-12-31 (the oldest age, 9999Y, gave 0001-01-01 already)', async () => {
+    const coverage = `/staticmap/v2/coverage.json?apikey=${key}&point=10,45&radius=10&resources=Vert`;
+    for (const filter of ['since=0001-01-01', 'until=1899-12-31', 'since=0004-02-29&until=9999-12-31', 'since=9999Y']) {
+      const response = await api.get(`${coverage}&${filter}`);
+      assert.equal(response.status, 200, `${filter}: ${await response.text()}`);
+    }
+    const tile = await api.get(`/tiles/v3/Vert/16/34587/23573.jpg?apikey=${key}&mosaic=latest&until=1899-12-31`);
+    assert.deepEqual(await refusal(tile), { status: 404, code: 'NO_IMAGERY' });
+    for (const filter of ['since=0000-01-01', 'since=1900-02-29', 'until=0100-02-29']) {
+      assert.deepEqual(await refusal(await api.get(`${coverage}&${filter}`)), {
+        status: 400,
+        code: 'INVALID_PARAMETER',
+      });
+    }
+  });
+
   it('another method is a 405 (or 404, or a preflight 204) whatever body it carries', async () => {
     const tile = `/tiles/v3/surveys/3f6c1d2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f/Vert/16/34587/23573.JPG?apikey=${key}`;
     const bodies: Array<[string, string]> = [
