@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import { type ApiFailure, failure, failureFromError } from './error-table.js';
 import { redactSecrets } from './log-safety.js';
 import { setStandardHeaders } from './request-lifecycle.js';
+import { MAX_PATH_SEGMENT } from './schemas.js';
 
 /**
  * Wires the error table into every way fastify can fail a request, so that no answer is ever
@@ -73,10 +74,11 @@ function answerOtherMethods(
 /** fastify `frameworkErrors`: URLs it cannot route (bad percent-encoding, over-long segments). */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setStandardHeaders(request, reply);
-  const message =
-    error.code === 'FST_ERR_BAD_URL'
-      ? 'Malformed URL: the path is not valid percent-encoding'
-      : `Malformed request: ${STATUS_CODES[error.statusCode ?? 400] ?? 'bad request'}`;
+  let message = `Malformed request: ${STATUS_CODES[error.statusCode ?? 400] ?? 'bad request'}`;
+  if (error.code === 'FST_ERR_BAD_URL') message = 'Malformed URL: the path is not valid percent-encoding';
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    message = `Malformed URL: a path segment is longer than ${MAX_PATH_SEGMENT} characters`;
+  }
   sendFailure(reply, failure('BAD_REQUEST', message));
 }
 

@@ -93,6 +93,20 @@ describe('API counterexamples found by the properties', () => {
     }
   });
 
+  it('a path parameter over its limit is refused naming it (the router said "URI Too Long" from 101 characters)', async () => {
+    const token = 't1.k1.x';
+    const imagery = await api.get(
+      `/staticmap/v2/surveys/3f6c1d2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f/${'A'.repeat(100)}.tif?size=1x1&transactionToken=${token}&point=10%2C45&radius=1`,
+    );
+    assert.deepEqual(await refusal(imagery), { status: 400, code: 'INVALID_PARAMETER' });
+    const tile = await api.get(`/tiles/v3/surveys/${'s'.repeat(129)}/Vert/16/34587/23573.jpg?apikey=${key}`);
+    const body = await errorBody(tile);
+    assert.deepEqual([tile.status, body.code, body.parameter], [400, 'INVALID_PARAMETER', 'surveyId']);
+    const long = await errorBody(await api.get(`/tiles/v3/surveys/${'s'.repeat(600)}/Vert/1/0/0.jpg?apikey=${key}`));
+    assert.equal(long.code, 'BAD_REQUEST');
+    assert.match(long.error, /path segment is longer than 512 characters/);
+  });
+
   it('another method is a 405 (or 404, or a preflight 204) whatever body it carries', async () => {
     const tile = `/tiles/v3/surveys/3f6c1d2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f/Vert/16/34587/23573.JPG?apikey=${key}`;
     const bodies: Array<[string, string]> = [
