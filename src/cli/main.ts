@@ -1,5 +1,5 @@
 import { createServices, type Services, systemClock } from '../composition.js';
-import { parseConfig } from '../config/config.js';
+import { type Config, parseConfig } from '../config/config.js';
 import { isNadirError } from '../errors.js';
 import { packageVersion } from '../version.js';
 import { type CliContext, type Command, UsageError } from './command.js';
@@ -27,11 +27,28 @@ function overview(): string {
   return `nadir: aerial imagery service\n\nUsage: nadir <command> [options]   (nadir <command> --help)\n\nCommands:\n${lines.join('\n')}\n`;
 }
 
+/** Where a CLI invocation writes and how it builds the services (tests give their own). */
+export interface CliIo {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  openServices: (config: Config) => Promise<Services>;
+}
+
+const PROCESS_IO: CliIo = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  openServices: (config) => createServices(config, systemClock),
+};
+
 /** Runs one CLI invocation; returns the exit code. Never throws. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  io: CliIo = PROCESS_IO,
+): Promise<number> {
   const [name, ...args] = argv;
-  const out = process.stdout;
-  const err = process.stderr;
+  const out = io.stdout;
+  const err = io.stderr;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     out.write(overview());
     return name ? 0 : 2;
@@ -55,7 +72,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const ctx: CliContext = {
       config,
       services: () => {
-        services ??= createServices(config, systemClock);
+        services ??= io.openServices(config);
         return services;
       },
       stdout: out,
