@@ -22,12 +22,16 @@ export class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** node:util parseArgs with usage errors instead of TypeErrors. */
+/**
+ * node:util parseArgs with usage errors instead of TypeErrors. Some of its messages are sentences
+ * on separate lines ("... is ambiguous.\nDid you forget ..."): joined into one; a line break
+ * inside an argument stays one, for main to show as an escape.
+ */
 export function parseCommandArgs<O extends Options>(args: string[], options: O, allowPositionals = true) {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError((error as Error).message.replace(/([.?])\n(?=[A-Z])/g, '$1 '));
   }
 }
 

@@ -1,0 +1,84 @@
+/**
+ * Counterexamples the CLI properties (properties.test.ts) found, shrunk and kept as
+ * example-based tests: each failed before the fix named beside it.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { main } from '../../src/cli/main.js';
+import { tempDir } from '../support/fixtures.js';
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('CLI counterexamples found by the properties', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+
+  before(async () => {
+    dir = await tempDir('cli-examples');
+  });
+  after(() => dir.remove());
+
+  /** `nadir ...argv` in process; services are never opened (a call that gets that far exits 1). */
+  async function nadir(...argv: string[]): Promise<Result> {
+    let stdout = '';
+    let stderr = '';
+    const stream = (write: (text: string) => void) =>
+      ({
+        isTTY: false,
+        write: (chunk: string) => {
+          write(String(chunk));
+          return true;
+        },
+      }) as unknown as NodeJS.WriteStream;
+    const code = await main(
+      argv,
+      { NADIR_DATA_DIR: join(dir.path, 'data') },
+      {
+        stdout: stream((text) => {
+          stdout += text;
+        }),
+        stderr: stream((text) => {
+          stderr += text;
+        }),
+        openServices: () => Promise.reject(new Error('services not opened in this test')),
+      },
+    );
+    return { code, stdout, stderr };
+  }
+
+  /** One line ending in a newline, and nothing else. */
+  function oneLine(r: Result): string {
+    assert.match(r.stderr, /^[^\n]*\n$/, JSON.stringify(r.stderr));
+    return r.stderr.trimEnd();
+  }
+
+  it('an error is one line whatever the argument holds (a line break, a terminal escape)', async () => {
+    const unknown = await nadir('frob\nnicate\u001b[2J');
+    assert.equal(unknown.code, 2);
+    assert.equal(oneLine(unknown), 'nadir: unknown command "frob\\nnicate\\u001b[2J" (try nadir --help)');
+    const option = await nadir('migrate', '--colour\nred');
+    assert.equal(option.code, 2);
+    assert.match(oneLine(option), /^nadir migrate: Unknown option '--colour\\nred'.* \(see nadir migrate --help\)$/);
+  });
+
+  it("node's parseArgs messages over three lines are printed as one sentence line", async () => {
+    const r = await nadir('serve', '--host', '-x');
+    assert.equal(r.code, 2);
+    assert.equal(
+      oneLine(r),
+      "nadir serve: Option '--host' argument is ambiguous. Did you forget to specify the option argument for '--host'? To specify an option argument starting with a dash use '--host=-XYZ'. (see nadir serve --help)",
+    );
+  });
+
+  it('an 8 KB argument is not echoed whole', async () => {
+    const r = await nadir('A'.repeat(8192));
+    assert.equal(r.code, 2);
+    const line = oneLine(r);
+    assert.ok(line.length < 1100, `${line.length} characters`);
+    assert.match(line, /^nadir: unknown command "A+ \.\.\.\(\d+ characters\)\.\.\. A+" \(try nadir --help\)$/);
+  });
+});
