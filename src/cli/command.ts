@@ -38,3 +38,16 @@ export function parseCommandArgs<O extends Options>(args: string[], options: O, 
 export function printJson(ctx: CliContext, value: unknown): void {
   ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/**
+ * A whole-number option: plain decimal digits (no sign, spaces, exponent or hexadecimal, which
+ * Number() would take), within min..max, else a usage error naming it.
+ */
+export function wholeNumber(option: string, text: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`${option} must be a whole number ${range}, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}

@@ -81,4 +81,23 @@ describe('CLI counterexamples found by the properties', () => {
     assert.ok(line.length < 1100, `${line.length} characters`);
     assert.match(line, /^nadir: unknown command "A+ \.\.\.\(\d+ characters\)\.\.\. A+" \(try nadir --help\)$/);
   });
+
+  it('a whole-number option takes plain digits only: a usage error (2) for anything Number() would stretch', async () => {
+    for (const [command, option, value] of [
+      ['serve', '--port', ''],
+      ['serve', '--port', ' 80'],
+      ['serve', '--port', '0x50'],
+      ['serve', '--port', '1e3'],
+      ['serve', '--port', '+80'],
+      ['demo', '--seed', ''],
+      ['demo', '--seed', '1.5'],
+      ['demo', '--seed', '0x10'],
+      ['storage', '--grace', '99999999999999999999'],
+    ] as const) {
+      const args = command === 'storage' ? ['storage', 'gc', `${option}=${value}`] : [command, `${option}=${value}`];
+      const r = await nadir(...args);
+      assert.equal(r.code, 2, `nadir ${args.join(' ')}: ${r.stderr}`);
+      assert.match(oneLine(r), new RegExp(`^nadir ${command}: ${option}.* must be a whole number .*--help\\)$`));
+    }
+  });
 });
