@@ -100,4 +100,19 @@ describe('CLI counterexamples found by the properties', () => {
       assert.match(oneLine(r), new RegExp(`^nadir ${command}: ${option}.* must be a whole number .*--help\\)$`));
     }
   });
+
+  it('surveys refuses extra arguments (2) before opening the catalogue; they were ignored', async () => {
+    for (const args of [
+      ['list', 'acme'],
+      ['show', 'a', 'b'],
+      ['delete', 'a', 'b', 'c'],
+      ['show'],
+      ['frob', 'x'],
+      ['show', ''],
+    ]) {
+      const r = await nadir('surveys', ...args);
+      assert.equal(r.code, 2, `nadir surveys ${args.join(' ')}: ${r.stderr}`);
+      assert.equal(oneLine(r), 'nadir surveys: expected list, show <id> or delete <id> (see nadir surveys --help)');
+    }
+  });
 });
