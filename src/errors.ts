@@ -60,3 +60,9 @@ export function oneLine(text: string): string {
   }
   return line;
 }
+
+/** A value as a message quotes it: JSON (any character shows as an escape), cut after `max` characters. */
+export function quoted(value: unknown, max = 80): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
