@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.js';
-import { tempDir } from '../support/fixtures.js';
+import type { Services } from '../../src/composition.js';
+import { servicesFor, tempDir } from '../support/fixtures.js';
 
 interface Result {
   code: number;
@@ -23,7 +24,11 @@ describe('CLI counterexamples found by the properties', () => {
   after(() => dir.remove());
 
   /** `nadir ...argv` in process; services are never opened (a call that gets that far exits 1). */
-  async function nadir(...argv: string[]): Promise<Result> {
+  function nadir(...argv: string[]): Promise<Result> {
+    return nadirWith(argv, () => Promise.reject(new Error('services not opened in this test')));
+  }
+
+  async function nadirWith(argv: string[], openServices: () => Promise<Services>): Promise<Result> {
     let stdout = '';
     let stderr = '';
     const stream = (write: (text: string) => void) =>
@@ -44,10 +49,21 @@ describe('CLI counterexamples found by the properties', () => {
         stderr: stream((text) => {
           stderr += text;
         }),
-        openServices: () => Promise.reject(new Error('services not opened in this test')),
+        openServices,
       },
     );
     return { code, stdout, stderr };
+  }
+
+  /** `nadir ...argv` in process over the services of the test's data folder. */
+  async function nadirWithServices(...argv: string[]): Promise<Result> {
+    const services = await servicesFor(join(dir.path, 'data'));
+    try {
+      // main closes what it opened: not these.
+      return await nadirWith(argv, () => Promise.resolve({ ...services, close: async () => {} }));
+    } finally {
+      await services.close();
+    }
   }
 
   /** One line ending in a newline, and nothing else. */
@@ -113,6 +129,17 @@ describe('CLI counterexamples found by the properties', () => {
       const r = await nadir('surveys', ...args);
       assert.equal(r.code, 2, `nadir surveys ${args.join(' ')}: ${r.stderr}`);
       assert.equal(oneLine(r), 'nadir surveys: expected list, show <id> or delete <id> (see nadir surveys --help)');
+    }
+  });
+
+  it('accounts rate-limit checks --interval before looking the account up (a usage error, 2, not "No account", 1)', async () => {
+    for (const interval of ['', '0', '1.5']) {
+      const r = await nadirWithServices('accounts', 'rate-limit', 'nobody', '100', `--interval=${interval}`);
+      assert.equal(r.code, 2, `--interval=${interval}: ${r.stderr}`);
+      assert.match(
+        oneLine(r),
+        /^nadir accounts: --interval must be an integer >= 1, got .* \(see nadir accounts --help\)$/,
+      );
     }
   });
 });
