@@ -735,11 +735,13 @@ function hasLongSegment(path: string): boolean {
 
 /**
  * The documented answer to a method: GET and HEAD run the endpoint; the rest do not (405 on a
- * route, a preflight's 204). `routed`: whether the path is surely a route (else 404 or 405).
+ * route, a preflight's 204). `routed`: whether the path is surely a route (else 404 or 405, or a
+ * 400 for a path that does not decode).
  */
 function methodAnswer(m: string, routed = true): Expectation | undefined {
   if (m === 'GET' || m === 'HEAD') return undefined;
-  if (!routed) return m === 'OPTIONS' ? { statuses: [204, 404] } : { statuses: [404, 405] };
+  // A path that may not be a route, or not even decode (`/%/`: a 400 before any method check).
+  if (!routed) return m === 'OPTIONS' ? { statuses: [204, 400, 404] } : { statuses: [400, 404, 405] };
   if (m === 'OPTIONS') return { statuses: [204] };
   return { statuses: [405], code: 'METHOD_NOT_ALLOWED' };
 }
