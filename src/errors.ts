@@ -42,3 +42,27 @@ export function invalidParameter(parameter: string, message: string): NadirError
 export function isNadirError(error: unknown): error is NadirError {
   return error instanceof NadirError;
 }
+
+const ONE_LINE_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text as one line of a terminal or a log: line breaks and other control characters (a name, a
+ * path or a parser's excerpt of a file may hold any) written as escapes, so a message stays one
+ * line and cannot move a terminal's cursor.
+ */
+export function oneLine(text: string): string {
+  let line = '';
+  for (const c of text) {
+    const code = c.charCodeAt(0);
+    const control = code < 0x20 || (code >= 0x7f && code < 0xa0) || code === 0x2028 || code === 0x2029;
+    if (!control) line += c;
+    else line += ONE_LINE_ESCAPES[c] ?? `\\u${code.toString(16).padStart(4, '0')}`;
+  }
+  return line;
+}
+
+/** A value as a message quotes it: JSON (any character shows as an escape), cut after `max` characters. */
+export function quoted(value: unknown, max = 80): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}

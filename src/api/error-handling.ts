@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import { type ApiFailure, failure, failureFromError } from './error-table.js';
 import { loggablePath } from './log-safety.js';
 import { setStandardHeaders } from './request-lifecycle.js';
+import { MAX_PATH_SEGMENT } from './schemas.js';
 
 /**
  * Wires the error table into every way fastify can fail a request, so that no answer is ever
@@ -59,10 +60,11 @@ function notFound(app: FastifyInstance, request: FastifyRequest, reply: FastifyR
 /** fastify `frameworkErrors`: URLs it cannot route (bad percent-encoding, over-long segments). */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setStandardHeaders(request, reply);
-  const message =
-    error.code === 'FST_ERR_BAD_URL'
-      ? 'Malformed URL: the path is not valid percent-encoding'
-      : `Malformed request: ${STATUS_CODES[error.statusCode ?? 400] ?? 'bad request'}`;
+  let message = `Malformed request: ${STATUS_CODES[error.statusCode ?? 400] ?? 'bad request'}`;
+  if (error.code === 'FST_ERR_BAD_URL') message = 'Malformed URL: the path is not valid percent-encoding';
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    message = `Malformed URL: a path segment is longer than ${MAX_PATH_SEGMENT} characters`;
+  }
   sendFailure(reply, failure('BAD_REQUEST', message));
 }
 
@@ -71,17 +73,21 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
  * that timed out: node's status for it (its default `clientError` answers), as the JSON of the
  * error table. api/http-server.ts decides whether it is written (node's rules) and closes.
  */
-export function clientErrorAnswer(error: NodeJS.ErrnoException): string {
-  let status = 400;
-  let message = 'Malformed HTTP request';
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') [status, message] = [408, 'Request not received in time'];
-  if (error.code === 'HPE_HEADER_OVERFLOW') [status, message] = [431, 'Request headers are too large'];
-  if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') [status, message] = [413, 'Chunk extensions are too large'];
-  const body = JSON.stringify({ error: message, code: 'BAD_REQUEST' });
+export function clientErrorAnswer(error: NodeJS.ErrnoException & { rawPacket?: unknown }): string {
+  let answer = failure('BAD_REQUEST', 'Malformed HTTP request');
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') answer = failure('REQUEST_TIMEOUT', 'Request not received in time');
+  if (error.code === 'HPE_HEADER_OVERFLOW') answer = failure('HEADERS_TOO_LARGE', 'Request headers are too large');
+  if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+    answer = failure('CONTENT_TOO_LARGE', 'Chunk extensions are too large');
+  }
+  const body = JSON.stringify(answer.body);
+  // The answer to a HEAD has no body, even when the rest of its head was refused: a client
+  // would read the body as the start of the next answer.
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   return (
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nConnection: close\r\nContent-Type: ${JSON_TYPE}\r\n` +
     `X-Request-Id: ${randomUUID()}\r\nServer-Timing: total;dur=0\r\nAccess-Control-Allow-Origin: *\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${head ? '' : body}`
   );
 }
 
@@ -113,9 +119,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (!isPathTarget(request.raw.url ?? '')) {
       return sendFailure(reply, failure('BAD_REQUEST', 'The request target must be a path, such as /health'));
     }
-    // No route takes another method: answered before fastify would wait for a body to parse it,
-    // as at once as node:http would (a body sent slowly, or never, does not hold the answer).
-    if (request.method !== 'OPTIONS' && !(ROUTE_METHODS as readonly string[]).includes(request.method)) {
+    // No route takes another method: answered (405 with Allow, 404, or a CORS preflight's 204)
+    // before fastify would wait for a body to parse it, as at once as node:http would: a body sent
+    // slowly or never does not hold the answer, and a bad body does not turn it into a 400 or 413.
+    if (!(ROUTE_METHODS as readonly string[]).includes(request.method)) {
       return notFound(app, request, reply);
     }
   });

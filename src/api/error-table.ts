@@ -8,7 +8,14 @@ import { type ErrorCode, isNadirError, NadirError } from '../errors.js';
  */
 
 /** Codes for failures of HTTP itself rather than of the domain (no route, bad URL, ...). */
-export type HttpErrorCode = 'METHOD_NOT_ALLOWED' | 'BAD_REQUEST' | 'EXPECTATION_FAILED' | 'NOT_READY';
+export type HttpErrorCode =
+  | 'METHOD_NOT_ALLOWED'
+  | 'BAD_REQUEST'
+  | 'REQUEST_TIMEOUT'
+  | 'CONTENT_TOO_LARGE'
+  | 'EXPECTATION_FAILED'
+  | 'HEADERS_TOO_LARGE'
+  | 'NOT_READY';
 export type ApiErrorCode = ErrorCode | HttpErrorCode;
 
 /** A Record, so adding a domain code to errors.ts does not compile until it has a status here. */
@@ -28,14 +35,21 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   NO_IMAGERY: 404,
   ACCOUNT_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  // node:http's own refusals of a request: too slow, a part over its size limits.
+  REQUEST_TIMEOUT: 408,
+  CONTENT_TOO_LARGE: 413,
   EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INVALID_CONFIG: 500,
   INTERNAL: 500,
   OVERLOADED: 503,
   STORAGE_UNAVAILABLE: 503,
   NOT_READY: 503,
 };
+
+/** Codes that name a failure of HTTP itself, by which a bare HTTP status is worded. */
+const HTTP_CODES: readonly ApiErrorCode[] = ['BAD_REQUEST', 'NOT_FOUND', 'METHOD_NOT_ALLOWED'];
 
 export interface ErrorBody {
   error: string;
@@ -83,9 +97,10 @@ export function failureFromError(error: unknown, requestId: string): ApiFailure 
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    // Fastify's own client errors (bad media type, body too large, ...): keep its status.
-    const message = fastifyError.message || STATUS_CODES[status] || 'Bad request';
-    return { ...failure('BAD_REQUEST', message), status };
+    // Fastify's and its plugins' own client errors (the docs' static files refusing a path, ...):
+    // the code the table has for that status, else BAD_REQUEST, and always the table's status.
+    const code = HTTP_CODES.find((candidate) => STATUS_BY_CODE[candidate] === status) ?? 'BAD_REQUEST';
+    return failure(code, fastifyError.message || STATUS_CODES[status] || 'Bad request');
   }
   return internal(requestId);
 }

@@ -25,3 +25,10 @@ export const ErrorBodySchema = Type.Object(
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return Object.fromEntries(statuses.map((status) => [status, ErrorBodySchema]));
 }
+
+/**
+ * The router's limit on one path segment (fastify's maxParamLength): beyond every path
+ * parameter's own (surveyId 128 characters, the file names 32 and 64), so a segment over those is
+ * refused by the route's schema, naming the parameter, rather than by the router.
+ */
+export const MAX_PATH_SEGMENT = 512;

@@ -16,6 +16,7 @@ import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
 import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
+import { MAX_PATH_SEGMENT } from './schemas.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
 import { TileLane } from './tiles/tile-lane.js';
 import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
@@ -63,6 +64,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     clientErrorHandler: () => undefined,
     // Every endpoint is GET without a body.
     bodyLimit: 1024,
+    maxParamLength: MAX_PATH_SEGMENT,
   });
   lane.log = app.log;
   lane.router = tileRouter(app);

@@ -4,8 +4,9 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const RELATIVE = /^([1-9]\d{0,3})([YMD])$/;
 
 /**
- * Whether `value` is a real calendar date written `YYYY-MM-DD` (rejects 2024-02-30), any year from
- * 0001 to 9999 of the proleptic Gregorian calendar (ISO 8601's; year 0000 is not written this way).
+ * Whether `value` is a real calendar date written `YYYY-MM-DD`, 0001-01-01 to 9999-12-31 in the
+ * proleptic Gregorian calendar (rejects 2024-02-30). The earliest is what the oldest relative
+ * age (`9999Y`) comes to, so a date filter takes every date an age can give.
  */
 export function isIsoDate(value: string): boolean {
   const match = ISO_DATE.exec(value);
@@ -15,14 +16,12 @@ export function isIsoDate(value: string): boolean {
   return d <= daysInMonth(y, m);
 }
 
-function isLeapYear(year: number): boolean {
-  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-}
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** By arithmetic: Date.UTC would read years 0 to 99 as 1900 to 1999. */
+/** Days in `month` (1-12) of `year`, by the Gregorian rule (Date.UTC would read years 0-99 as 1900-1999). */
 export function daysInMonth(year: number, month: number): number {
-  if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return month === 2 && leap ? 29 : (MONTH_DAYS[month - 1] as number);
 }
 
 /** Midnight UTC of a date, in ms since the epoch, for any year (setUTCFullYear takes 0-99 as is). */

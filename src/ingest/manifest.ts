@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { CONTENT_TYPES, type ContentType, isContentType } from '../catalogue/survey.js';
-import { NadirError } from '../errors.js';
+import { NadirError, oneLine, quoted } from '../errors.js';
 import { isIsoDate } from '../geo/dates.js';
 import { localDayBoundsUtc, normalizeUtcInstant } from './times.js';
 
@@ -48,18 +48,18 @@ export function isIanaTimezone(value: string): boolean {
 export function parseManifest(raw: unknown, baseDir: string): SurveyManifest {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail('the manifest must be a JSON object');
   const m = raw as Record<string, unknown>;
-  for (const key of Object.keys(m)) if (!KNOWN_KEYS.has(key)) fail(`unknown manifest field "${key}"`);
+  for (const key of Object.keys(m)) if (!KNOWN_KEYS.has(key)) fail(`unknown manifest field ${quoted(key)}`);
 
   const id = optionalString(m.id, 'id') ?? randomUUID();
-  if (!UUID.test(id)) fail(`"id" must be a UUID, got ${JSON.stringify(id)}`);
+  if (!UUID.test(id)) fail(`"id" must be a UUID, got ${quoted(id)}`);
 
   const captureDate = optionalString(m.captureDate, 'captureDate');
   if (!captureDate) fail('"captureDate" is required (YYYY-MM-DD)');
-  if (!isIsoDate(captureDate)) fail(`"captureDate" must be a real date YYYY-MM-DD, got ${JSON.stringify(captureDate)}`);
+  if (!isIsoDate(captureDate)) fail(`"captureDate" must be a real date YYYY-MM-DD, got ${quoted(captureDate)}`);
 
   const timezone = optionalString(m.timezone, 'timezone');
   if (timezone !== undefined && !isIanaTimezone(timezone)) {
-    fail(`"timezone" must be an IANA zone such as America/Chicago, got ${JSON.stringify(timezone)}`);
+    fail(`"timezone" must be an IANA zone such as America/Chicago, got ${quoted(timezone)}`);
   }
 
   const [dayStart, dayEnd] = localDayBoundsUtc(captureDate, timezone);
@@ -79,8 +79,8 @@ export function parseManifest(raw: unknown, baseDir: string): SurveyManifest {
   }
   const assets: Partial<Record<ContentType, string>> = {};
   for (const [type, path] of Object.entries(m.assets as Record<string, unknown>)) {
-    if (!isContentType(type)) fail(`unknown content type "${type}" (allowed: ${CONTENT_TYPES.join(', ')})`);
-    if (typeof path !== 'string' || path === '') fail(`asset "${type}" must be a file path`);
+    if (!isContentType(type)) fail(`unknown content type ${quoted(type)} (allowed: ${CONTENT_TYPES.join(', ')})`);
+    if (typeof path !== 'string' || path === '') fail(`asset ${quoted(type)} must be a file path`);
     assets[type] = resolve(baseDir, path);
   }
   if (Object.keys(assets).length === 0) fail('"assets" must name at least one asset');
@@ -101,13 +101,14 @@ export async function readManifest(path: string): Promise<SurveyManifest> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    fail(`cannot read manifest ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    fail(oneLine(`cannot read manifest ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`));
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    fail(`manifest ${path} is not valid JSON: ${(error as Error).message}`);
+    // V8's message quotes the text around the mistake, line breaks and all: one line here.
+    fail(oneLine(`manifest ${path} is not valid JSON: ${(error as Error).message}`));
   }
   return parseManifest(raw, dirname(resolve(path)));
 }

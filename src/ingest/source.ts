@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import gdal from 'gdal-async';
 import type { ContentType } from '../catalogue/survey.js';
-import { NadirError } from '../errors.js';
+import { NadirError, oneLine } from '../errors.js';
 import { type Bounds, groundScale, mercatorToLonLat } from '../geo/web-mercator.js';
 
 /** What ingest learned about one source raster before writing anything. */
@@ -42,8 +42,9 @@ const TYPE_RANGES: Record<string, [number, number]> = {
   Int32: [-2147483648, 2147483647],
 };
 
+/** `path: message`, in one line whatever the path or GDAL's message holds. */
 function invalid(path: string, message: string): never {
-  throw new NadirError('INVALID_SOURCE', `${path}: ${message}`);
+  throw new NadirError('INVALID_SOURCE', oneLine(`${path}: ${message}`));
 }
 
 /** A nodata value outside the band type's range (Pix4D's -10000 on Byte) marks nothing. */

@@ -596,8 +596,8 @@ describe('HTTP conformance: nadir frames requests as plain node:http does', () =
       ['asterisk-form: GET *', 0, 400, 'BAD_REQUEST'],
       ['percent-encoded traversal under /docs/static', 0, 404, 'NOT_FOUND'],
       ['Expect: something else', 0, 417, 'EXPECTATION_FAILED'],
-      ['a 70 KB header', 0, 431, 'BAD_REQUEST'],
-      ['a chunk extension over 16 KB, in a later write', 1, 413, 'BAD_REQUEST'],
+      ['a 70 KB header', 0, 431, 'HEADERS_TOO_LARGE'],
+      ['a chunk extension over 16 KB, in a later write', 1, 413, 'CONTENT_TOO_LARGE'],
       ['an invalid method', 0, 400, 'BAD_REQUEST'],
     ] as [string, number, number, string][]) {
       const got = answer(name, index);

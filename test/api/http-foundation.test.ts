@@ -113,7 +113,7 @@ describe('HTTP foundation', () => {
     const response = await api.get(`/staticmap/v2/coverage.json?apikey=${key}&junk=${'x'.repeat(20_000)}`);
     const body = await errorBody(response);
     assert.equal(response.status, 431);
-    assert.equal(body.code, 'BAD_REQUEST');
+    assert.equal(body.code, 'HEADERS_TOO_LARGE');
     assert.match(response.headers.get('x-request-id') ?? '', UUID);
   });
 

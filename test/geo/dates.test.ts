@@ -11,7 +11,19 @@ import {
 
 describe('isIsoDate', () => {
   it('accepts real calendar dates', () => {
-    for (const d of ['2024-02-29', '2000-02-29', '2023-12-31', '2023-01-01', '1900-01-01', '2026-03-31']) {
+    for (const d of [
+      '2024-02-29',
+      '2000-02-29',
+      '2023-12-31',
+      '2023-01-01',
+      '1900-01-01',
+      '2026-03-31',
+      '0001-01-01',
+      '9999-12-31',
+      '0004-02-29',
+      '1600-02-29',
+      '1899-12-31',
+    ]) {
       assert.equal(isIsoDate(d), true, d);
     }
   });
@@ -46,6 +58,9 @@ describe('isIsoDate', () => {
       '2024-04-31',
       '2024-13-01',
       '2024-00-10',
+      '0000-01-01',
+      '0100-02-29',
+      '1700-02-29',
     ]) {
       assert.equal(isIsoDate(d), false, d);
     }
@@ -80,6 +95,9 @@ describe('isIsoDate', () => {
     assert.equal(daysInMonth(2024, 2), 29);
     assert.equal(daysInMonth(2000, 2), 29);
     assert.equal(daysInMonth(1900, 2), 28);
+    assert.equal(daysInMonth(4, 2), 29);
+    assert.equal(daysInMonth(100, 2), 28);
+    assert.equal(daysInMonth(400, 2), 29);
   });
 });
 

@@ -194,10 +194,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     return call.accounts.setMonthlyAllowance((await call.account()).id, allowance);
   }),
   'rate-limit': accountChange(1, ['interval'], async (call) => {
+    // Both numbers before the account: a usage error is one whether or not the account exists.
     const limit = count('rate limit', call.args[0], 1) as number;
+    const interval = count('--interval', call.values.interval, 1);
     const account = await call.account();
-    const interval = count('--interval', call.values.interval, 1) ?? account.tileRateInterval;
-    return call.accounts.setTileRateLimit(account.id, limit, interval);
+    return call.accounts.setTileRateLimit(account.id, limit, interval ?? account.tileRateInterval);
   }),
   enable: accountChange(0, [], async (call) => call.accounts.setDisabled((await call.account()).id, false)),
   disable: accountChange(0, [], async (call) => call.accounts.setDisabled((await call.account()).id, true)),

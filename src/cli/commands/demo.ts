@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DEFAULT_SEED, type DemoSurveyOutput, GENERATOR_REVISION, generateDemoTown } from '@nadir/demo-town';
 import type { AccountStore } from '../../accounts/index.js';
 import { boundIngestMemory, collectGarbage } from '../../ingest/memory.js';
-import { type CliContext, type Command, parseCommandArgs, printJson } from '../command.js';
+import { type CliContext, type Command, parseCommandArgs, printJson, wholeNumber } from '../command.js';
 import { createProgressReporter } from '../progress.js';
 
 const DEMO_ACCOUNT = 'demo';
@@ -44,9 +44,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
       { force: { type: 'boolean' }, seed: { type: 'string' }, json: { type: 'boolean' } },
       false,
     );
-    const seed = values.seed === undefined ? DEFAULT_SEED : Number(values.seed);
-    if (!Number.isInteger(seed) || seed < 0)
-      throw new Error(`--seed must be a non-negative integer, got ${values.seed}`);
+    const seed = values.seed === undefined ? DEFAULT_SEED : wholeNumber('--seed', values.seed, 0);
     boundIngestMemory();
     const services = await ctx.services();
     const started = Date.now();

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { buildServer } from '../../api/server.js';
 import { createServices, type Services, systemClock } from '../../composition.js';
 import { LeasedRateLimiter } from '../../limits/rate-lease.js';
-import { type CliContext, type Command, parseCommandArgs, UsageError } from '../command.js';
+import { type CliContext, type Command, parseCommandArgs, UsageError, wholeNumber } from '../command.js';
 import { isClusterWorker, leaseFromPrimary, superviseWorkers } from '../serve-cluster.js';
 
 export const serveCommand: Command = {
@@ -23,10 +23,7 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
       { port: { type: 'string' }, host: { type: 'string' }, workers: { type: 'string' } },
       false,
     );
-    const port = values.port === undefined ? ctx.config.port : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new UsageError(`--port must be 0..65535, got ${values.port}`);
-    }
+    const port = values.port === undefined ? ctx.config.port : wholeNumber('--port', values.port, 0, 65535);
     const workers = values.workers === undefined ? ctx.config.workers : parseWorkers(values.workers);
     if (workers > 1 && !isClusterWorker()) {
       ctx.stderr.write(`nadir: starting ${workers} worker processes on port ${port}\n`);

@@ -1,11 +1,10 @@
 import { collectGarbage, INGEST_GRACE_MS, RETIRED_GRACE_MS } from '../../storage/garbage.js';
-import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
+import { type CliContext, type Command, parseCommandArgs, printJson, UsageError, wholeNumber } from '../command.js';
 
 function minutes(option: string, text: string | undefined, fallbackMs: number): number {
   if (text === undefined) return fallbackMs;
-  if (!/^\d+$/.test(text))
-    throw new UsageError(`--${option} must be a whole number of minutes, got ${JSON.stringify(text)}`);
-  return Number(text) * 60_000;
+  // In minutes, up to what milliseconds can count exactly.
+  return wholeNumber(`--${option} (minutes)`, text, 0, Math.floor(Number.MAX_SAFE_INTEGER / 60_000)) * 60_000;
 }
 
 export const storageCommand: Command = {
@@ -30,13 +29,11 @@ Every ingest removes retired files past the grace period too; run this daily for
       true,
     );
     if (positionals.length !== 1 || positionals[0] !== 'gc') throw new UsageError('expected gc');
+    // Checked before the stores are opened, as every argument is.
+    const retiredGraceMs = minutes('grace', values.grace, RETIRED_GRACE_MS);
+    const ingestGraceMs = minutes('ingest-grace', values['ingest-grace'], INGEST_GRACE_MS);
     const { storage, catalogue, clock } = await ctx.services();
-    const options = {
-      now: clock(),
-      dryRun: values['dry-run'] ?? false,
-      retiredGraceMs: minutes('grace', values.grace, RETIRED_GRACE_MS),
-      ingestGraceMs: minutes('ingest-grace', values['ingest-grace'], INGEST_GRACE_MS),
-    };
+    const options = { now: clock(), dryRun: values['dry-run'] ?? false, retiredGraceMs, ingestGraceMs };
     const report = await collectGarbage(storage, catalogue, options);
     if (values.json) printJson(ctx, { storage: storage.description, dryRun: options.dryRun, ...report });
     else {

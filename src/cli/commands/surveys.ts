@@ -13,6 +13,11 @@ nadir surveys delete <id>`,
   async run(args: string[], ctx: CliContext) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
     const [action, id] = positionals;
+    // Checked before the catalogue is opened; extra arguments are a mistake, not ignored.
+    const wellFormed = action === 'list' ? positionals.length === 1 : positionals.length === 2 && !!id;
+    if (!wellFormed || (action !== 'list' && action !== 'show' && action !== 'delete')) {
+      throw new UsageError('expected list, show <id> or delete <id>');
+    }
     const { catalogue } = await ctx.services();
     if (action === 'list') {
       const { surveys, total } = await catalogue.search({ area: WORLD, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
@@ -27,16 +32,14 @@ nadir surveys delete <id>`,
       }
       return 0;
     }
-    if (!id || (action !== 'show' && action !== 'delete'))
-      throw new UsageError('expected list, show <id> or delete <id>');
     if (action === 'show') {
-      const survey = await catalogue.get(id);
+      const survey = await catalogue.get(id as string);
       if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
       printJson(ctx, values.json ? survey : surveySummary(survey));
       return 0;
     }
     const { ingestor } = await ctx.services();
-    if (!(await ingestor.delete(id))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
+    if (!(await ingestor.delete(id as string))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
     ctx.stdout.write(`deleted survey ${id} (its files go after a grace period: nadir storage gc)\n`);
     return 0;
   },
