@@ -40,8 +40,8 @@ const { values } = parseArgs({
     'no-write': { type: 'boolean', default: false },
   },
 });
-if (values.only && !['traffic', 'burst'].includes(values.only))
-  throw new Error(`--only traffic|burst, not ${values.only}`);
+const PARTS = ['traffic', 'burst', 'crashes', 'memory'];
+if (values.only && !PARTS.includes(values.only)) throw new Error(`--only ${PARTS.join('|')}, not ${values.only}`);
 const log = (line: string) => process.stderr.write(`soak: ${line}\n`);
 const wants = (part: string) => !values.only || values.only === part;
 
