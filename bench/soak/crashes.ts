@@ -1,8 +1,10 @@
 /**
  * Crashes (issue 18, item 4), on the compiled CLI:
  *
- * - ingest: a first ingest of a generated source (timed), then `kills` re-ingests of the same
- *   survey id, each SIGKILLed at a random moment between its start and 1.2 x the measured time;
+ * - ingest: a first ingest of a generated source (timed), then re-ingests of the same survey id,
+ *   each SIGKILLed at a random moment between its start and 1.2 x the measured time, until
+ *   `kills` of them were killed (a re-ingest that finished before its moment counts as a clean
+ *   re-run, not a kill; at most 3 x `kills` attempts);
  *   after every kill the visible survey must be a whole committed version (its COG opens in GDAL
  *   as a COG) and at most one staging folder may exist (the dead attempt's, removed by the next
  *   ingest); a last re-run must succeed and leave no staging folder behind.
@@ -84,7 +86,9 @@ export async function measureIngestCrashes(options: {
     let visible = await visibleVersion(dataDir);
     if (!visible) throw new Error('the first ingest left no survey');
     const attempts: IngestCrashRaw['attempts'] = [];
-    for (let i = 0; i < options.kills; i++) {
+    const killed = () => attempts.filter((a) => a.outcome === 'killed').length;
+    for (let i = 0; killed() < options.kills; i++) {
+      if (i >= 3 * options.kills) throw new Error(`only ${killed()} of ${i} re-ingests were killed before finishing`);
       const killAfterMs = Math.round(Math.random() * 1.2 * fullMs);
       const outcome = await ingest(manifest, dataDir, killAfterMs);
       const now = await visibleVersion(dataDir);
@@ -107,7 +111,7 @@ export async function measureIngestCrashes(options: {
       );
     }
     options.log(
-      `ingest crashes: ${attempts.filter((a) => a.outcome === 'killed').length} killed of ${attempts.length}, ` +
+      `ingest crashes: ${killed()} killed of ${attempts.length}, ` +
         `full ingest ${(fullMs / 1000).toFixed(1)} s; always a whole version visible; re-run v${final.version}`,
     );
     return { size: options.size, fullIngestSeconds: fullMs / 1000, attempts, finalVersion: final.version, stagingLeft };

@@ -67,5 +67,7 @@ export interface SoakRaw {
   memory?: MemoryRaw;
   ingestCrashes?: IngestCrashRaw;
   serveCrashes?: ServeCrashRaw;
+  /** Parts (traffic, burst, memory, crashes) carried over from an earlier run by --only: the date each was measured. */
+  carried?: Record<string, string>;
   seconds: number;
 }

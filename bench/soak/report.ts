@@ -119,12 +119,20 @@ function crashSection(ingest: IngestCrashRaw | undefined, serve: ServeCrashRaw |
 
 export function soakReport(raw: SoakRaw): string {
   const m = raw.machine;
+  const carried = Object.entries(raw.carried ?? {});
   return [
     `## Measured: \`npm run soak\` (${raw.date})`,
     '',
     `\`${raw.command}\` on ${m.cpus} cores (${m.model}), ${m.memoryGb.toFixed(0)} GiB; load average ` +
       `${m.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${m.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end; ` +
       `${(raw.seconds / 60).toFixed(1)} min in all. Raw figures: bench/results/soak-${raw.date}.json.`,
+    ...(carried.length > 0
+      ? [
+          '',
+          `Carried over from earlier runs (not measured in this one): ${carried.map(([part, date]) => `${part} (${date})`).join(', ')}; ` +
+            "their machine and load are in those runs' results files.",
+        ]
+      : []),
     '',
     ...(raw.traffic ? trafficSection(raw.traffic) : []),
     ...(raw.bursts ? burstSection(raw.bursts) : []),

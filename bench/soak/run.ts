@@ -9,11 +9,11 @@
  * - crashes: `nadir ingest` killed at --kills (20) random moments, `nadir serve` killed during
  *   downloads and tile counting 5 times (bench/soak/crashes.ts says what is checked).
  * - memory: peak RSS of `nadir demo` and of `nadir ingest` of a generated --ingest-size (30000) px RGB.
- * --only runs one part and carries the others over from today's results file.
+ * --only runs one part and carries the others over from the newest results file (the report names their dates).
  * --quick: 1 minute, 4 downloads of 2000 px, 3 kills of each, a 4000 px ingest, nothing written. Otherwise the raw figures go to
  * bench/results/soak-<date>.json and the report replaces the measured section of docs/reliability.md.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,6 +44,15 @@ const PARTS = ['traffic', 'burst', 'crashes', 'memory'];
 if (values.only && !PARTS.includes(values.only)) throw new Error(`--only ${PARTS.join('|')}, not ${values.only}`);
 const log = (line: string) => process.stderr.write(`soak: ${line}\n`);
 const wants = (part: string) => !values.only || values.only === part;
+
+/** The newest soak results file on or before `date` (ISO dates sort as text). */
+async function newestResults(date: string): Promise<SoakRaw | undefined> {
+  const names = (await readdir(join(ROOT, 'bench/results')).catch(() => [] as string[]))
+    .filter((name) => /^soak-\d{4}-\d{2}-\d{2}\.json$/.test(name) && name <= `soak-${date}.json`)
+    .sort();
+  const newest = names.at(-1);
+  return newest ? (JSON.parse(await readFile(join(ROOT, 'bench/results', newest), 'utf8')) as SoakRaw) : undefined;
+}
 
 const started = Date.now();
 const loadStart = loadavg();
@@ -92,14 +101,19 @@ if (wants('traffic')) {
 raw.machine.loadEnd = loadavg();
 raw.seconds = (Date.now() - started) / 1000;
 if (values.only) {
-  // The parts not run this time are carried over from today's earlier results, so the page stays whole.
-  const earlier = await readFile(join(ROOT, `bench/results/soak-${raw.date}.json`), 'utf8').catch(() => undefined);
-  const previous = earlier ? (JSON.parse(earlier) as SoakRaw) : undefined;
-  raw.traffic ??= previous?.traffic;
-  raw.bursts ??= previous?.bursts;
-  raw.memory ??= previous?.memory;
-  raw.ingestCrashes ??= previous?.ingestCrashes;
-  raw.serveCrashes ??= previous?.serveCrashes;
+  // The parts not run this time are carried over from the newest earlier results (today's, or an
+  // earlier day's, named in the report), so the page stays whole.
+  const previous = await newestResults(raw.date);
+  const carry = <K extends keyof SoakRaw>(key: K, part: string) => {
+    if (raw[key] !== undefined || previous?.[key] === undefined) return;
+    raw[key] = previous[key];
+    raw.carried = { ...raw.carried, [part]: previous.carried?.[part] ?? previous.date };
+  };
+  carry('traffic', 'traffic');
+  carry('bursts', 'burst');
+  carry('memory', 'memory');
+  carry('ingestCrashes', 'crashes');
+  carry('serveCrashes', 'crashes');
 }
 
 const report = soakReport(raw);
