@@ -230,6 +230,8 @@ export class NadirClient {
    */
   async imagery(request: ImageryRequest, options: CallOptions = {}): Promise<Response> {
     const path = imageryPath(request);
+    // Checked before a token is fetched: a wrong size must not cost a coverage call.
+    imageryParameters(request, '');
     const token = await this.transactionToken(request.aoi, options);
     try {
       return await this.#get(path, imageryParameters(request, token), false, options.signal);

@@ -66,6 +66,7 @@ export class ProgressBoard {
       this.#draw(true);
     } else {
       this.sink.write(`${name}: ${summary} (${this.#done}/${this.total} ${this.unit})\n`);
+      this.#draw(false);
     }
   }
 
