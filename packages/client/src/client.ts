@@ -251,6 +251,12 @@ export class NadirClient {
     return `${this.baseUrl}${tilePath(request)}?${params}`;
   }
 
+  /** `.../{z}/{x}/{y}.<format>?apikey=...`: the URL template Leaflet, MapLibre and OpenLayers take. */
+  tileUrlTemplate(request: Omit<TileRequest, 'tile'>): string {
+    const url = this.tileUrl({ ...request, tile: { z: 0, x: 0, y: 0 } });
+    return url.replace(`/0/0/0.${request.format}?`, `/{z}/{x}/{y}.${request.format}?`);
+  }
+
   /**
    * One tile, or undefined where there is no imagery (404 NO_IMAGERY). When the last answer said
    * the rate-limit window is used up, waits for its reset first instead of collecting a 429.

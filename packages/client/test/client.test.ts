@@ -150,6 +150,10 @@ describe('NadirClient', () => {
       nadir.tileUrl({ type: 'Vert', tile: { z: 2, x: 1, y: 3 }, format: 'jpg', surveyId: 'abc' }),
       'http://nadir.test/tiles/v3/surveys/abc/Vert/2/1/3.jpg?apikey=key-1',
     );
+    assert.equal(
+      nadir.tileUrlTemplate({ type: 'North', format: 'png', since: '2Y' }),
+      'http://nadir.test/tiles/v3/North/{z}/{x}/{y}.png?since=2Y&apikey=key-1',
+    );
   });
 
   test('the key can travel in the Authorization header instead of the URL', async () => {
