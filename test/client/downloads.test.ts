@@ -5,12 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { MemoryTokenStore, NadirClient, nativeImageSize, planDownload } from '@nadir/client';
 import { downloadImages, FileTokenStore } from '@nadir/client/node';
 import { DEMO_LANDMARKS } from '@nadir/demo-town';
+import gdal from 'gdal-async';
 import { gdalinfo } from '../support/fixtures.js';
 import { readRaster } from '../support/pixels.js';
 import { type DemoServer, NADIR_CLIENT, nadirClient, startDemoServer } from './demo-server.js';
@@ -105,6 +106,58 @@ describe('downloads from a real nadir serve', () => {
     // A third run finds everything whole and fetches nothing.
     const third = await nadirClient(env, ...args.filter((a) => a !== '--progress'), '--json');
     assert.ok((JSON.parse(third.stdout).files as { outcome: string }[]).every((f) => f.outcome === 'skipped'));
+  });
+
+  test('nadir-client download --split: an area of 2 x 2 AOIs, one transaction each, mosaicked by a VRT GDAL opens', async () => {
+    const { name, apiKey } = await demo.account('client-split');
+    const env = { NADIR_URL: demo.url, NADIR_API_KEY: apiKey };
+    const area = join(demo.scratch, 'area.geojson');
+    const ring = [
+      [STORE.lon - 0.0015, STORE.lat - 0.0012],
+      [STORE.lon + 0.0015, STORE.lat - 0.0012],
+      [STORE.lon + 0.0015, STORE.lat + 0.0011],
+      [STORE.lon - 0.0015, STORE.lat - 0.0012],
+    ];
+    await writeFile(area, JSON.stringify({ type: 'Polygon', coordinates: [ring] }));
+    const out = join(demo.scratch, 'split');
+    const refused = await nadirClient(env, 'download', '--aoi', area, '--out', out);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--split fetches it as 4 areas/);
+    const made = await nadirClient(
+      env,
+      'download',
+      '--aoi',
+      area,
+      '--split',
+      '--latest',
+      '--types',
+      'TrueOrtho',
+      '--out',
+      out,
+      '--json',
+    );
+    assert.equal(made.code, 0, made.stderr);
+    const report = JSON.parse(made.stdout) as { cells: number; mosaics: { fileName: string; cells: number }[] };
+    assert.equal(report.cells, 4);
+    assert.deepEqual(
+      report.mosaics.map((m) => [m.fileName, m.cells]),
+      [['2025-10-20_d3a5f7c1-6e2b-4c89-8f14-5b0a9e2c7d03_TrueOrtho.vrt', 4]],
+    );
+    assert.equal(await demo.transactions(name), 4, 'one transaction per area');
+    const vrt = join(out, report.mosaics[0]?.fileName as string);
+    const info = await gdalinfo(vrt);
+    assert.match(info.coordinateSystem?.wkt ?? '', /Pseudo-Mercator/);
+    // The store's pixel in the mosaic is its red roof.
+    const [originX, pixel, , originY, , negativePixel] = info.geoTransform;
+    const x = (STORE.lon * Math.PI * 6378137) / 180;
+    const y = 6378137 * Math.log(Math.tan(Math.PI / 4 + (STORE.lat * Math.PI) / 360));
+    const dataset = await gdal.openAsync(vrt);
+    const at = [Math.floor((x - originX) / pixel), Math.floor((y - originY) / negativePixel)] as const;
+    const [r, g, b] = [1, 2, 3].map(
+      (band) => (dataset.bands.get(band).pixels.read(at[0], at[1], 1, 1) as Uint8Array)[0] as number,
+    );
+    dataset.close();
+    assert.ok((r as number) > 150 && (g as number) < 90 && (b as number) < 90, `store pixel ${r},${g},${b}`);
   });
 
   test('nadir-client coverage, and its exit codes against the real server', async () => {

@@ -4,6 +4,7 @@
  * (a file token store, downloads to files, tile exports, the CLI) are in `@nadir/client/node`.
  */
 export * from './area.js';
+export * from './area-grid.js';
 export * from './client.js';
 export * from './errors.js';
 export * from './panorama.js';

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Aoi, aoiAround, type BBox, checkAoi, MAX_RADIUS, parsePoint } from '../../area.js';
+import { type AreaGrid, areaGrid } from '../../area-grid.js';
 import { NadirUsageError } from '../../errors.js';
 
 export class CliUsageError extends Error {}
@@ -122,24 +123,41 @@ export async function geoJsonBBox(path: string): Promise<BBox> {
 
 /**
  * The AOI from --point and --radius, or the square around --aoi's GeoJSON. A GeoJSON area wider
- * than the API's 200 m is refused: covering it takes one coverage call, token and billed
- * transaction per 200 m square, which a customer should choose knowingly.
+ * than the API's 200 m is refused unless the command splits it (`--split`, download only):
+ * covering it takes one coverage call, token and billed transaction per cell, which a customer
+ * should choose knowingly.
  */
 export async function areaOf(values: { point?: string; radius?: string; aoi?: string }): Promise<Aoi> {
+  const area = await areaOrGrid(values, false);
+  return area.aoi as Aoi;
+}
+
+export interface AreaChoice {
+  /** One AOI, when the area fits in one. */
+  aoi?: Aoi;
+  /** Else (with splitting allowed) the grid of AOIs covering it. */
+  grid?: AreaGrid;
+}
+
+export async function areaOrGrid(
+  values: { point?: string; radius?: string; aoi?: string },
+  split: boolean,
+): Promise<AreaChoice> {
   if (values.aoi !== undefined) {
     if (values.point !== undefined || values.radius !== undefined)
       throw new CliUsageError('give --aoi or --point with --radius, not both');
     const bbox = await geoJsonBBox(values.aoi);
     const aoi = asUsage(() => aoiAround(bbox));
-    if (aoi.radius > MAX_RADIUS) {
-      throw new CliUsageError(
-        `--aoi ${values.aoi} is ${Math.ceil(aoi.radius * 2)} m across; an area may be at most ${2 * MAX_RADIUS} m (download it in parts)`,
-      );
-    }
-    return aoi;
+    if (aoi.radius <= MAX_RADIUS) return { aoi };
+    const grid = asUsage(() => areaGrid(bbox));
+    if (split) return { grid };
+    throw new CliUsageError(
+      `--aoi ${values.aoi} is ${Math.ceil(aoi.radius * 2)} m across, over the ${2 * MAX_RADIUS} m of one area; ` +
+        `download --split fetches it as ${grid.cells.length} areas, each billed as a transaction`,
+    );
   }
   if (values.point === undefined || values.radius === undefined)
     throw new CliUsageError('give --point LON,LAT and --radius M (or --aoi FILE.geojson)');
   const point = asUsage(() => parsePoint(values.point as string));
-  return asUsage(() => checkAoi({ point, radius: parseRadius(values.radius as string) }));
+  return { aoi: asUsage(() => checkAoi({ point, radius: parseRadius(values.radius as string) })) };
 }

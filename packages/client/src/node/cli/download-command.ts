@@ -1,13 +1,17 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { planDownload } from '../../plan.js';
+import type { Aoi } from '../../area.js';
+import type { AreaGrid } from '../../area-grid.js';
+import type { NadirClient } from '../../client.js';
+import { type PlannedImage, planDownload } from '../../plan.js';
 import { oneOf, rasterType } from '../../query.js';
-import { RASTER_FORMATS, type RasterType, type Survey } from '../../types.js';
-import { downloadImages } from '../download.js';
+import { RASTER_FORMATS, type RasterFormat, type RasterType, type Survey } from '../../types.js';
+import { CELLS_FOLDER, downloadArea, planArea } from '../area-download.js';
+import { type DownloadEvents, downloadImages } from '../download.js';
 import { FileTokenStore } from '../file-token-store.js';
 import {
   AREA_OPTIONS,
-  areaOf,
+  areaOrGrid,
   asUsage,
   CliUsageError,
   parseCommandLine,
@@ -17,24 +21,69 @@ import {
 import { type Command, clientFor, printJson } from './context.js';
 import { formatBytes, ProgressBoard } from './progress-board.js';
 
-/** The token file a download folder keeps, so a resumed or repeated download reuses its token. */
+/** The token file a download folder keeps, so a resumed or repeated download reuses its tokens. */
 export const TOKEN_FILE = '.nadir-tokens.json';
 
 export function rasterTypes(text: string): RasterType[] {
-  const types = text.split(',');
-  const parsed = asUsage(() => types.map((type) => rasterType(type.trim(), '--types')));
+  const parsed = asUsage(() => text.split(',').map((type) => rasterType(type.trim(), '--types')));
   return [...new Set(parsed)];
 }
 
-function waitNote(ms: number, why: string): string {
-  return `waiting ${(ms / 1000).toFixed(1)} s (${why})`;
+interface Filters {
+  since?: string;
+  until?: string;
+  latest?: boolean;
+  signal: AbortSignal;
+}
+
+/** One AOI: its surveys' images, named by date, survey and type. */
+async function planOneArea(client: NadirClient, aoi: Aoi, types: RasterType[], format: RasterFormat, filters: Filters) {
+  let surveys: Survey[] = [];
+  const query = asUsage(() => ({
+    aoi,
+    resources: types,
+    filter: 'anyTypes' as const,
+    limit: 1000,
+    ...(filters.since === undefined ? {} : { since: filters.since }),
+    ...(filters.until === undefined ? {} : { until: filters.until }),
+  }));
+  for await (const survey of client.surveys({ ...query, signal: filters.signal })) surveys.push(survey);
+  if (filters.latest) surveys = surveys.slice(0, 1);
+  return planDownload(surveys, types, format, aoi);
+}
+
+function withProgress(
+  board: ProgressBoard | undefined,
+  records: Map<string, { outcome: string; bytes: number }>,
+): DownloadEvents {
+  return {
+    onStart: (image) => board?.start(image.fileName),
+    onProgress: (image, progress) => board?.progress(image.fileName, progress.received, progress.total),
+    onDone: (image, outcome, bytes) => {
+      records.set(image.fileName, { outcome, bytes });
+      board?.finish(image.fileName, `${outcome}, ${formatBytes(bytes)}`);
+    },
+  };
+}
+
+function describe(images: PlannedImage[], records: Map<string, { outcome: string; bytes: number }>, prefix = '') {
+  return images.map((image) => ({
+    file: `${prefix}${image.fileName}`,
+    surveyId: image.surveyId,
+    captureDate: image.captureDate,
+    type: image.type,
+    size: image.size,
+    gsd: image.gsd,
+    capped: image.capped,
+    ...records.get(image.fileName),
+  }));
 }
 
 export const downloadCommand: Command = {
   name: 'download',
   summary: "downloads every survey of an area at each type's native resolution, one file per survey and type",
   usage:
-    'nadir-client download (--point LON,LAT --radius M | --aoi FILE.geojson) --out DIR [--types TrueOrtho,DetailDsm] [--format tif|jpg|png] [--since D] [--until D] [--latest] [--progress] [--json]',
+    'nadir-client download (--point LON,LAT --radius M | --aoi FILE.geojson [--split]) --out DIR [--types TrueOrtho,DetailDsm] [--format tif|jpg|png] [--since D] [--until D] [--latest] [--progress] [--json]',
   async run(args, context) {
     const { values } = parseCommandLine(args, {
       ...SERVER_OPTIONS,
@@ -45,69 +94,69 @@ export const downloadCommand: Command = {
       since: { type: 'string' },
       until: { type: 'string' },
       latest: { type: 'boolean' },
+      split: { type: 'boolean' },
       progress: { type: 'boolean' },
     });
     const settings = serverSettings(values, context.env);
-    const aoi = await areaOf(values);
+    const area = await areaOrGrid(values, values.split === true);
     if (!values.out) throw new CliUsageError('--out DIR is required');
+    const out = values.out;
     const types = values.types === undefined ? (['TrueOrtho', 'DetailDsm'] as RasterType[]) : rasterTypes(values.types);
     const format = asUsage(() => oneOf('--format', values.format ?? 'tif', RASTER_FORMATS));
-    const out = values.out;
-    const showProgress = values.progress === true || context.stderr.isTTY === true;
     let board: ProgressBoard | undefined;
+    await mkdir(out, { recursive: true });
     const client = clientFor(settings, context, {
       tokenStore: new FileTokenStore(join(out, TOKEN_FILE)),
-      onRetryWait: (wait) => board?.note(waitNote(wait.ms, wait.why)),
+      onRetryWait: (wait) => board?.note(`waiting ${(wait.ms / 1000).toFixed(1)} s (${wait.why})`),
     });
-    // The folder must exist before the token file is written into it.
-    await mkdir(out, { recursive: true });
-    const query = asUsage(() => ({
-      aoi,
-      resources: types,
-      filter: 'anyTypes' as const,
+    const filters: Filters = {
+      signal: context.signal,
       ...(values.since === undefined ? {} : { since: values.since }),
       ...(values.until === undefined ? {} : { until: values.until }),
-      limit: 1000,
-    }));
-    let surveys: Survey[] = [];
-    for await (const survey of client.surveys({ ...query, signal: context.signal })) surveys.push(survey);
-    if (values.latest) surveys = surveys.slice(0, 1);
-    const plan = planDownload(surveys, types, format, aoi);
-    if (showProgress) board = new ProgressBoard(context.stderr, plan.images.length, context.clock);
+      ...(values.latest ? { latest: true } : {}),
+    };
+    const showProgress = values.progress === true || context.stderr.isTTY === true;
+    const startBoard = (count: number) => {
+      if (showProgress) board = new ProgressBoard(context.stderr, count, context.clock);
+    };
     const records = new Map<string, { outcome: string; bytes: number }>();
-    try {
-      await downloadImages(client, aoi, plan.images, out, {
-        signal: context.signal,
-        onStart: (image) => board?.start(image.fileName),
-        onProgress: (image, progress) => board?.progress(image.fileName, progress.received, progress.total),
-        onDone: (image, outcome, bytes) => {
-          records.set(image.fileName, { outcome, bytes });
-          board?.finish(image.fileName, `${outcome}, ${formatBytes(bytes)}`);
-        },
-      });
-    } finally {
-      board?.end();
-    }
-    const files = plan.images.map((image) => ({
-      file: image.fileName,
-      surveyId: image.surveyId,
-      captureDate: image.captureDate,
-      type: image.type,
-      size: image.size,
-      gsd: image.gsd,
-      capped: image.capped,
-      ...records.get(image.fileName),
-    }));
+    const report = area.grid
+      ? await splitDownload(
+          client,
+          area.grid,
+          types,
+          format,
+          out,
+          filters,
+          startBoard,
+          () => withProgress(board, records),
+          records,
+        )
+      : await singleDownload(
+          client,
+          area.aoi as Aoi,
+          types,
+          format,
+          out,
+          filters,
+          startBoard,
+          () => withProgress(board, records),
+          records,
+        );
+    board?.end();
     if (values.json) {
-      printJson(context, { point: aoi.point, radius: aoi.radius, out, files, missing: plan.missing });
+      printJson(context, { out, ...report });
       return 0;
     }
-    const downloaded = files.filter((file) => file.outcome === 'downloaded').length;
+    const downloaded = report.files.filter((file) => file.outcome === 'downloaded').length;
+    const skipped = report.files.length - downloaded;
     context.stdout.write(
-      `${files.length} files in ${out}: ${downloaded} downloaded, ${files.length - downloaded} already there` +
-        `${surveys.length === 0 ? ' (no survey covers this area)' : ''}\n`,
+      `${report.files.length} files in ${out}: ${downloaded} downloaded, ${skipped} already there\n`,
     );
-    for (const file of files.filter((f) => f.capped)) {
+    if (report.files.length === 0) context.stdout.write('no survey covers this area\n');
+    if ('mosaics' in report)
+      context.stdout.write(`${report.cells} areas (each a transaction), ${report.mosaics.length} VRT mosaics\n`);
+    for (const file of report.files.filter((f) => f.capped)) {
       context.stdout.write(
         `${file.file}: native size over 5000 px; downloaded at ${file.gsd.toFixed(3)} m per pixel\n`,
       );
@@ -115,3 +164,42 @@ export const downloadCommand: Command = {
     return 0;
   },
 };
+
+async function singleDownload(
+  client: NadirClient,
+  aoi: Aoi,
+  types: RasterType[],
+  format: RasterFormat,
+  out: string,
+  filters: Filters,
+  startBoard: (count: number) => void,
+  events: () => DownloadEvents,
+  records: Map<string, { outcome: string; bytes: number }>,
+) {
+  const plan = await planOneArea(client, aoi, types, format, filters);
+  startBoard(plan.images.length);
+  await downloadImages(client, aoi, plan.images, out, { signal: filters.signal, ...events() });
+  return { point: aoi.point, radius: aoi.radius, files: describe(plan.images, records), missing: plan.missing };
+}
+
+async function splitDownload(
+  client: NadirClient,
+  grid: AreaGrid,
+  types: RasterType[],
+  format: RasterFormat,
+  out: string,
+  filters: Filters,
+  startBoard: (count: number) => void,
+  events: () => DownloadEvents,
+  records: Map<string, { outcome: string; bytes: number }>,
+) {
+  const plan = await planArea(client, grid, types, format, filters);
+  startBoard(plan.images.length);
+  await downloadArea(client, grid, plan, out, { signal: filters.signal, ...events() });
+  return {
+    cells: grid.cells.length,
+    grid: { rows: grid.rows, columns: grid.columns },
+    files: describe(plan.images, records, `${CELLS_FOLDER}/`),
+    mosaics: plan.mosaics,
+  };
+}
