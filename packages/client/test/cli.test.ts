@@ -61,6 +61,9 @@ describe('nadir-client', () => {
       ['tiles', 'export', '--bbox', '1,2,0,3', '--zoom', '18', '--out', 'x.mbtiles'],
       ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.zip'],
       ['tiles', 'import'],
+      ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.mbtiles', '--since', 'last week'],
+      ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.mbtiles', '--include', 'a,,b'],
+      ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.mbtiles', '--survey', '../etc'],
     ];
     for (const argv of cases) {
       const result = await run(argv, imageryServer);

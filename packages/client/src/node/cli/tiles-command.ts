@@ -1,7 +1,7 @@
 import { parseBBox } from '../../area.js';
-import { oneOf, tileType } from '../../query.js';
+import { dateFilterParameters, oneOf, tagFilterParameters, tileType } from '../../query.js';
 import { parseZoomRange } from '../../tile-grid.js';
-import { exportKind, exportTiles } from '../tile-export.js';
+import { exportTiles } from '../tile-export.js';
 import { asUsage, CliUsageError, parseCommandLine, SERVER_OPTIONS, serverSettings } from './arguments.js';
 import { type Command, clientFor, printJson } from './context.js';
 import { ProgressBoard } from './progress-board.js';
@@ -36,13 +36,8 @@ export const tilesCommand: Command = {
     const settings = serverSettings(values, context.env);
     if (!values.bbox || !values.zoom || !values.out) throw new CliUsageError('--bbox, --zoom and --out are required');
     const out = values.out;
-    asUsage(() => {
-      try {
-        return exportKind(out);
-      } catch (error) {
-        throw new CliUsageError((error as Error).message);
-      }
-    });
+    if (!/\.(mbtiles|pmtiles)$/.test(out))
+      throw new CliUsageError(`--out must end in .mbtiles or .pmtiles, got ${out}`);
     const bbox = asUsage(() => parseBBox(values.bbox as string));
     const zoom = asUsage(() => parseZoomRange(values.zoom as string));
     const type = asUsage(() => tileType(values.type ?? 'Vert', '--type'));
@@ -58,6 +53,15 @@ export const tilesCommand: Command = {
     let shown = 0;
     const include = tagList(values.include);
     const exclude = tagList(values.exclude);
+    // Filters are checked here, so a mistake in them is a usage error (2), not a failed export.
+    asUsage(() => {
+      const params = new URLSearchParams();
+      dateFilterParameters({ since: values.since, until: values.until }, params);
+      tagFilterParameters({ include, exclude }, params);
+    });
+    if (values.survey !== undefined && !/^[A-Za-z0-9._~-]{1,128}$/.test(values.survey)) {
+      throw new CliUsageError(`--survey must be a survey id, got ${JSON.stringify(values.survey)}`);
+    }
     const result = await exportTiles(client, {
       bbox,
       minZoom: zoom.min,
