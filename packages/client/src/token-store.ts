@@ -48,8 +48,21 @@ function hex(bytes: ArrayBuffer): string {
  * token file never holds it; the radius is not in it because a token serves any smaller radius.
  */
 export async function tokenScope(baseUrl: string, apiKey: string, aoi: Aoi): Promise<string> {
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(apiKey));
-  return `${baseUrl} key:${hex(digest).slice(0, 16)} point:${aoi.point.lon},${aoi.point.lat}`;
+  return `${baseUrl} key:${await keyFingerprint(apiKey)} point:${aoi.point.lon},${aoi.point.lat}`;
+}
+
+/**
+ * 16 hex digits of SHA-256 of the key. Browsers offer SubtleCrypto only in secure contexts (https,
+ * localhost); a page on plain http elsewhere gets FNV-1a instead, which is enough to tell keys
+ * apart in a store that lives in that page's memory.
+ */
+async function keyFingerprint(apiKey: string): Promise<string> {
+  const bytes = new TextEncoder().encode(apiKey);
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle) return hex(await subtle.digest('SHA-256', bytes)).slice(0, 16);
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of bytes) hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * 0x100000001b3n);
+  return hash.toString(16).padStart(16, '0');
 }
 
 /** Whether a stored token serves this AOI at this time. */

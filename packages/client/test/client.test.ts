@@ -191,3 +191,24 @@ describe('NadirClient', () => {
 function isCoverageCall(call: { url: URL }): boolean {
   return isCoverage(call.url);
 }
+
+describe('token scopes', () => {
+  test('keyed by server, key fingerprint and point, never the key; the same without SubtleCrypto', async () => {
+    const { tokenScope } = await import('../src/token-store.js');
+    const secure = await tokenScope('http://a', 'nadir_secret_key', AOI);
+    assert.match(secure, /^http:\/\/a key:[0-9a-f]{16} point:-85.4181766,29.94582896$/);
+    assert.ok(!secure.includes('secret'));
+    assert.notEqual(secure, await tokenScope('http://a', 'nadir_other_key', AOI));
+    // As in a browser page on plain http, where crypto.subtle is missing.
+    const original = Object.getOwnPropertyDescriptor(globalThis, 'crypto') as PropertyDescriptor;
+    Object.defineProperty(globalThis, 'crypto', { value: {}, configurable: true });
+    try {
+      const plain = await tokenScope('http://a', 'nadir_secret_key', AOI);
+      assert.match(plain, /key:[0-9a-f]{16} /);
+      assert.equal(plain, await tokenScope('http://a', 'nadir_secret_key', AOI));
+      assert.notEqual(plain, await tokenScope('http://a', 'nadir_other_key', AOI));
+    } finally {
+      Object.defineProperty(globalThis, 'crypto', original);
+    }
+  });
+});
