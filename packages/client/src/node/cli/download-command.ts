@@ -1,0 +1,205 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Aoi } from '../../area.js';
+import type { AreaGrid } from '../../area-grid.js';
+import type { NadirClient } from '../../client.js';
+import { type PlannedImage, planDownload } from '../../plan.js';
+import { oneOf, rasterType } from '../../query.js';
+import { RASTER_FORMATS, type RasterFormat, type RasterType, type Survey } from '../../types.js';
+import { CELLS_FOLDER, downloadArea, planArea } from '../area-download.js';
+import { type DownloadEvents, downloadImages } from '../download.js';
+import { FileTokenStore } from '../file-token-store.js';
+import {
+  AREA_OPTIONS,
+  areaOrGrid,
+  asUsage,
+  CliUsageError,
+  parseCommandLine,
+  SERVER_OPTIONS,
+  serverSettings,
+} from './arguments.js';
+import { type Command, clientFor, printJson } from './context.js';
+import { formatBytes, ProgressBoard } from './progress-board.js';
+
+/** The token file a download folder keeps, so a resumed or repeated download reuses its tokens. */
+export const TOKEN_FILE = '.nadir-tokens.json';
+
+export function rasterTypes(text: string): RasterType[] {
+  const parsed = asUsage(() => text.split(',').map((type) => rasterType(type.trim(), '--types')));
+  return [...new Set(parsed)];
+}
+
+interface Filters {
+  since?: string;
+  until?: string;
+  latest?: boolean;
+  signal: AbortSignal;
+}
+
+/** One AOI: its surveys' images, named by date, survey and type. */
+async function planOneArea(client: NadirClient, aoi: Aoi, types: RasterType[], format: RasterFormat, filters: Filters) {
+  let surveys: Survey[] = [];
+  const query = asUsage(() => ({
+    aoi,
+    resources: types,
+    filter: 'anyTypes' as const,
+    limit: 1000,
+    ...(filters.since === undefined ? {} : { since: filters.since }),
+    ...(filters.until === undefined ? {} : { until: filters.until }),
+  }));
+  for await (const survey of client.surveys({ ...query, signal: filters.signal })) surveys.push(survey);
+  if (filters.latest) surveys = surveys.slice(0, 1);
+  return planDownload(surveys, types, format, aoi);
+}
+
+function withProgress(
+  board: ProgressBoard | undefined,
+  records: Map<string, { outcome: string; bytes: number }>,
+): DownloadEvents {
+  return {
+    onStart: (image) => board?.start(image.fileName),
+    onProgress: (image, progress) => board?.progress(image.fileName, progress.received, progress.total),
+    onDone: (image, outcome, bytes) => {
+      records.set(image.fileName, { outcome, bytes });
+      board?.finish(image.fileName, `${outcome}, ${formatBytes(bytes)}`);
+    },
+  };
+}
+
+function describe(images: PlannedImage[], records: Map<string, { outcome: string; bytes: number }>, prefix = '') {
+  return images.map((image) => ({
+    file: `${prefix}${image.fileName}`,
+    surveyId: image.surveyId,
+    captureDate: image.captureDate,
+    type: image.type,
+    size: image.size,
+    gsd: image.gsd,
+    capped: image.capped,
+    ...records.get(image.fileName),
+  }));
+}
+
+export const downloadCommand: Command = {
+  name: 'download',
+  summary: "downloads every survey of an area at each type's native resolution, one file per survey and type",
+  usage:
+    'nadir-client download (--point LON,LAT --radius M | --aoi FILE.geojson [--split]) --out DIR [--types TrueOrtho,DetailDsm] [--format tif|jpg|png] [--since D] [--until D] [--latest] [--progress] [--json]',
+  async run(args, context) {
+    const { values } = parseCommandLine(args, {
+      ...SERVER_OPTIONS,
+      ...AREA_OPTIONS,
+      types: { type: 'string' },
+      format: { type: 'string' },
+      out: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      latest: { type: 'boolean' },
+      split: { type: 'boolean' },
+      progress: { type: 'boolean' },
+    });
+    const settings = serverSettings(values, context.env);
+    const area = await areaOrGrid(values, values.split === true);
+    if (!values.out) throw new CliUsageError('--out DIR is required');
+    const out = values.out;
+    const types = values.types === undefined ? (['TrueOrtho', 'DetailDsm'] as RasterType[]) : rasterTypes(values.types);
+    const format = asUsage(() => oneOf('--format', values.format ?? 'tif', RASTER_FORMATS));
+    let board: ProgressBoard | undefined;
+    await mkdir(out, { recursive: true });
+    const client = clientFor(settings, context, {
+      tokenStore: new FileTokenStore(join(out, TOKEN_FILE)),
+      onRetryWait: (wait) => board?.note(`waiting ${(wait.ms / 1000).toFixed(1)} s (${wait.why})`),
+    });
+    const filters: Filters = {
+      signal: context.signal,
+      ...(values.since === undefined ? {} : { since: values.since }),
+      ...(values.until === undefined ? {} : { until: values.until }),
+      ...(values.latest ? { latest: true } : {}),
+    };
+    const showProgress = values.progress === true || context.stderr.isTTY === true;
+    const startBoard = (count: number) => {
+      if (showProgress) board = new ProgressBoard(context.stderr, count, context.clock);
+    };
+    const records = new Map<string, { outcome: string; bytes: number }>();
+    const report = area.grid
+      ? await splitDownload(
+          client,
+          area.grid,
+          types,
+          format,
+          out,
+          filters,
+          startBoard,
+          () => withProgress(board, records),
+          records,
+        )
+      : await singleDownload(
+          client,
+          area.aoi as Aoi,
+          types,
+          format,
+          out,
+          filters,
+          startBoard,
+          () => withProgress(board, records),
+          records,
+        );
+    board?.end();
+    if (values.json) {
+      printJson(context, { out, ...report });
+      return 0;
+    }
+    const downloaded = report.files.filter((file) => file.outcome === 'downloaded').length;
+    const skipped = report.files.length - downloaded;
+    context.stdout.write(
+      `${report.files.length} files in ${out}: ${downloaded} downloaded, ${skipped} already there\n`,
+    );
+    if (report.files.length === 0) context.stdout.write('no survey covers this area\n');
+    if ('mosaics' in report)
+      context.stdout.write(`${report.cells} areas (each a transaction), ${report.mosaics.length} VRT mosaics\n`);
+    for (const file of report.files.filter((f) => f.capped)) {
+      context.stdout.write(
+        `${file.file}: native size over 5000 px; downloaded at ${file.gsd.toFixed(3)} m per pixel\n`,
+      );
+    }
+    return 0;
+  },
+};
+
+async function singleDownload(
+  client: NadirClient,
+  aoi: Aoi,
+  types: RasterType[],
+  format: RasterFormat,
+  out: string,
+  filters: Filters,
+  startBoard: (count: number) => void,
+  events: () => DownloadEvents,
+  records: Map<string, { outcome: string; bytes: number }>,
+) {
+  const plan = await planOneArea(client, aoi, types, format, filters);
+  startBoard(plan.images.length);
+  await downloadImages(client, aoi, plan.images, out, { signal: filters.signal, ...events() });
+  return { point: aoi.point, radius: aoi.radius, files: describe(plan.images, records), missing: plan.missing };
+}
+
+async function splitDownload(
+  client: NadirClient,
+  grid: AreaGrid,
+  types: RasterType[],
+  format: RasterFormat,
+  out: string,
+  filters: Filters,
+  startBoard: (count: number) => void,
+  events: () => DownloadEvents,
+  records: Map<string, { outcome: string; bytes: number }>,
+) {
+  const plan = await planArea(client, grid, types, format, filters);
+  startBoard(plan.images.length);
+  await downloadArea(client, grid, plan, out, { signal: filters.signal, ...events() });
+  return {
+    cells: grid.cells.length,
+    grid: { rows: grid.rows, columns: grid.columns },
+    files: describe(plan.images, records, `${CELLS_FOLDER}/`),
+    mosaics: plan.mosaics,
+  };
+}
