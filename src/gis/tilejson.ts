@@ -1,0 +1,51 @@
+/**
+ * TileJSON 3.0.0 (https://github.com/mapbox/tilejson-spec/tree/master/3.0.0) of a tile layer
+ * and filter: what MapLibre, Leaflet plugins and QGIS need to add the layer from one URL. Bounds
+ * and zooms are those of the surveys the filter matches. Pure.
+ */
+import type { TileType } from '../catalogue/survey.js';
+import { type GisLinks, linkTo } from './gis-links.js';
+import type { LayerFilterQuery } from './layer-filter.js';
+import type { SurveysExtent } from './matching-surveys.js';
+
+export const TILEJSON_VERSION = '3.0.0';
+export const ATTRIBUTION = 'Aerial imagery served by nadir';
+
+export interface TileJson {
+  tilejson: string;
+  name: string;
+  description: string;
+  attribution: string;
+  scheme: 'xyz';
+  tiles: string[];
+  minzoom?: number;
+  maxzoom?: number;
+  bounds?: [number, number, number, number];
+  center?: [number, number, number];
+}
+
+export function tileJson(links: GisLinks, type: TileType, filter: LayerFilterQuery, extent: SurveysExtent): TileJson {
+  const panorama = type !== 'Vert';
+  const json: TileJson = {
+    tilejson: TILEJSON_VERSION,
+    name: `nadir ${type}`,
+    description: panorama
+      ? `${type} panorama tiles: the ${type.toLowerCase()}-looking oblique mosaic, rotated so that ${type.toLowerCase()} is up (docs/tiles.md); a plain XYZ map shows them turned.`
+      : 'Vertical imagery, the newest matching survey on top.',
+    attribution: ATTRIBUTION,
+    scheme: 'xyz',
+    // `img`: JPEG where the tile is full, PNG (transparent) at the edges of the surveys.
+    tiles: [linkTo(links, `/tiles/v3/${type}/{z}/{x}/{y}.img`, { ...filter })],
+  };
+  if (extent.minZoom !== undefined && extent.maxZoom !== undefined) {
+    json.minzoom = extent.minZoom;
+    json.maxzoom = extent.maxZoom;
+  }
+  if (extent.bounds) {
+    const { minX, minY, maxX, maxY } = extent.bounds;
+    json.bounds = [minX, minY, maxX, maxY];
+    const zoom = Math.max(json.minzoom ?? 0, (json.maxzoom ?? 2) - 2);
+    json.center = [(minX + maxX) / 2, (minY + maxY) / 2, zoom];
+  }
+  return json;
+}
