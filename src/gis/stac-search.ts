@@ -5,7 +5,7 @@
  * instants against the photo times) are exact tests made here on its candidates. Parsing is pure;
  * the search reads only through the catalogue it is given.
  */
-import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import { compareNewestFirst, type SurveyCatalogue } from '../catalogue/catalogue.js';
 import type { Survey } from '../catalogue/survey.js';
 import { invalidParameter, NadirError } from '../errors.js';
 import { daysInMonth } from '../geo/dates.js';
@@ -193,7 +193,9 @@ export async function searchSurveys(
   if (search.collections && !search.collections.includes(SURVEYS_COLLECTION)) return { surveys: [], matched: 0 };
   if (search.ids) {
     const found = await Promise.all(search.ids.map((id) => catalogue.get(id)));
-    const surveys = found.filter((survey): survey is Survey => survey !== undefined && matches(survey, search));
+    const surveys = found
+      .filter((survey): survey is Survey => survey !== undefined && matches(survey, search))
+      .sort(compareNewestFirst);
     return { surveys: surveys.slice(search.offset, search.offset + search.limit), matched: surveys.length };
   }
   const area = search.intersects ? geometryBounds(search.intersects) : (search.bbox ?? WORLD);

@@ -9,6 +9,7 @@ import { multiPolygonBounds } from '../geo/polygon.js';
 import { type GisLinks, linkTo } from './gis-links.js';
 import type { SurveysExtent } from './matching-surveys.js';
 import { SURVEYS_COLLECTION } from './stac-search.js';
+import { xyzTemplate } from './tilejson.js';
 
 export const STAC_VERSION = '1.0.0';
 export const STAC_ROOT = '/stac/v1';
@@ -67,15 +68,13 @@ export function landingPage(links: GisLinks, openapiPath: string): Json {
   };
 }
 
-/** Links to the tile layers of every survey at once: XYZ templates, TileJSON and WMTS (web-map-links). */
+/**
+ * Links to the tile layers of every survey at once: TileJSON (whose `tiles` is the XYZ template)
+ * and WMTS, with the web-map-links relation types. Not `xyz` links: a template's braces are not
+ * allowed in a URI, and STAC's schemas check hrefs as URIs.
+ */
 function layerLinks(links: GisLinks): StacLink[] {
   return [
-    ...TILE_TYPES.map((type) => ({
-      rel: 'xyz',
-      type: 'image/png',
-      title: `${type} tiles, newest survey on top`,
-      href: linkTo(links, `/tiles/v3/${type}/{z}/{x}/{y}.png`),
-    })),
     ...TILE_TYPES.map((type) => ({
       rel: 'tilejson',
       type: JSON_TYPE,
@@ -135,12 +134,14 @@ function surveyAssets(links: GisLinks, survey: Survey): Json {
     const asset = survey.assets[type];
     if (!asset) continue;
     assets[`${type}_tiles`] = {
-      title: `${type} tiles of this survey (XYZ template)`,
+      title: `${type} tiles of this survey`,
       description:
-        'Web Mercator 256 px tiles: replace {z}, {x} and {y}. `.img` is JPEG where the tile is full and PNG ' +
-        '(transparent outside the survey) where it is not.',
-      href: linkTo(links, `/tiles/v3/surveys/${survey.id}/${type}/{z}/{x}/{y}.img`),
+        'Web Mercator 256 px tiles. href is their TileJSON; nadir:xyz the XYZ template (replace {z}, {x}, {y}): ' +
+        '`.img` is JPEG where the tile is full and PNG (transparent outside the survey) where it is not.',
+      href: linkTo(links, `/tiles/v3/surveys/${survey.id}/${type}/tilejson.json`),
+      type: JSON_TYPE,
       roles: ['tiles'],
+      'nadir:xyz': xyzTemplate(links, type, {}, survey.id),
       gsd: roundGsd(asset.gsd),
       'nadir:min_zoom': asset.minZoom,
       'nadir:max_zoom': asset.maxZoom,

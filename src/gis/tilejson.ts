@@ -24,18 +24,32 @@ export interface TileJson {
   center?: [number, number, number];
 }
 
-export function tileJson(links: GisLinks, type: TileType, filter: LayerFilterQuery, extent: SurveysExtent): TileJson {
+/** The XYZ template of a layer: every matching survey, or one survey's own tiles. */
+export function xyzTemplate(links: GisLinks, type: TileType, filter: LayerFilterQuery, surveyId?: string): string {
+  // `img`: JPEG where the tile is full, PNG (transparent) at the edges of the surveys.
+  const layer = surveyId === undefined ? type : `surveys/${surveyId}/${type}`;
+  return linkTo(links, `/tiles/v3/${layer}/{z}/{x}/{y}.img`, { ...filter });
+}
+
+export function tileJson(
+  links: GisLinks,
+  type: TileType,
+  filter: LayerFilterQuery,
+  extent: SurveysExtent,
+  surveyId?: string,
+): TileJson {
   const panorama = type !== 'Vert';
   const json: TileJson = {
     tilejson: TILEJSON_VERSION,
-    name: `nadir ${type}`,
+    name: surveyId === undefined ? `nadir ${type}` : `nadir ${type} of survey ${surveyId}`,
     description: panorama
       ? `${type} panorama tiles: the ${type.toLowerCase()}-looking oblique mosaic, rotated so that ${type.toLowerCase()} is up (docs/tiles.md); a plain XYZ map shows them turned.`
-      : 'Vertical imagery, the newest matching survey on top.',
+      : surveyId === undefined
+        ? 'Vertical imagery, the newest matching survey on top.'
+        : 'Vertical imagery of one survey.',
     attribution: ATTRIBUTION,
     scheme: 'xyz',
-    // `img`: JPEG where the tile is full, PNG (transparent) at the edges of the surveys.
-    tiles: [linkTo(links, `/tiles/v3/${type}/{z}/{x}/{y}.img`, { ...filter })],
+    tiles: [xyzTemplate(links, type, filter, surveyId)],
   };
   if (extent.minZoom !== undefined && extent.maxZoom !== undefined) {
     json.minzoom = extent.minZoom;

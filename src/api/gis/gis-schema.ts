@@ -123,6 +123,18 @@ export const tileJsonRouteSchema = {
   response: { 200: json('TileJSON 3.0.0'), 400: ErrorBodySchema, 401: ErrorBodySchema },
 };
 
+export const surveyTileJsonRouteSchema = {
+  summary: "TileJSON 3.0 of one survey's tiles",
+  tags: ['gis'],
+  security,
+  params: Type.Object({
+    surveyId: Type.String({ maxLength: 128, description: 'A survey id.' }),
+    contentType: StringEnum(TILE_TYPES, { description: 'The tile layer.' }),
+  }),
+  querystring: ApikeyOnlySchema,
+  response: { 200: json('TileJSON 3.0.0'), 401: ErrorBodySchema, 404: ErrorBodySchema },
+};
+
 const xml = { description: 'WMTS 1.0.0 capabilities', content: { 'application/xml': { schema: { type: 'string' } } } };
 
 export const wmtsCapabilitiesRouteSchema = {
