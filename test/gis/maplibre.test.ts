@@ -125,7 +125,7 @@ describe('MapLibre GL adds nadir from a TileJSON URL', () => {
       // MapLibre's zoom counts 512 px tiles: its zoom 17 asks for 256 px tiles of zoom 18.
       assert.match(tile.url, /\/tiles\/v3\/Vert\/18\/\d+\/\d+\.img\?/);
     }
-    const attribution = await page.locator('.maplibregl-ctrl-attrib').textContent() ?? '';
+    const attribution = (await page.locator('.maplibregl-ctrl-attrib').textContent()) ?? '';
     assert.match(attribution, /nadir/, 'the TileJSON attribution is shown');
 
     // The canvas shows imagery: the middle of the map (the town) is not the white page behind it.
