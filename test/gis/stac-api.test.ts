@@ -185,6 +185,29 @@ describe('STAC API over the demo town', () => {
     assert.deepEqual(await ids('collections=surveys&limit=1'), [NEW]);
   });
 
+  test('the OpenAPI document describes every GIS endpoint', async () => {
+    const document = await json('/openapi.json', 200, 'none');
+    const paths = Object.keys(document.paths);
+    for (const path of [
+      '/stac/v1/',
+      '/stac/v1/conformance',
+      '/stac/v1/collections',
+      '/stac/v1/collections/{collectionId}',
+      '/stac/v1/collections/{collectionId}/items',
+      '/stac/v1/collections/{collectionId}/items/{itemId}',
+      '/stac/v1/search',
+      '/tiles/v3/{contentType}/tilejson.json',
+      '/tiles/v3/surveys/{surveyId}/{contentType}/tilejson.json',
+      '/wmts/1.0.0/WMTSCapabilities.xml',
+      '/wmts/1.0.0/{layer}/default/{time}/GoogleMapsCompatible/{z}/{row}/{file}',
+    ]) {
+      assert.ok(paths.includes(path), `${path} is in /openapi.json`);
+      assert.deepEqual(document.paths[path].get.tags, ['gis'], path);
+    }
+    const search = document.paths['/stac/v1/search'].get.parameters.map((p: Json) => p.name);
+    for (const name of ['bbox', 'intersects', 'datetime', 'limit', 'offset']) assert.ok(search.includes(name), name);
+  });
+
   test('the key sent in the header stays out of every link', async () => {
     const items = await json('/stac/v1/search', 200, 'header');
     checkHrefs(items, false);
