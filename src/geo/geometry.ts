@@ -59,10 +59,12 @@ function positionsAt(value: unknown, depth: number): Position[] | undefined {
 /** The geometry as polygons, lines and points: what the intersection test walks. */
 function parts(geometry: Geometry): { polygons: Ring[][]; lines: Position[][]; points: Position[] } {
   switch (geometry.type) {
+    // A point is also a segment of no length, so that one on a footprint's edge meets it
+    // (ray casting may put a point on an edge either way).
     case 'Point':
-      return { polygons: [], lines: [], points: [geometry.coordinates] };
+      return { polygons: [], lines: [[geometry.coordinates, geometry.coordinates]], points: [geometry.coordinates] };
     case 'MultiPoint':
-      return { polygons: [], lines: [], points: geometry.coordinates };
+      return { polygons: [], lines: geometry.coordinates.map((p) => [p, p]), points: geometry.coordinates };
     case 'LineString':
       return { polygons: [], lines: [geometry.coordinates], points: geometry.coordinates };
     case 'MultiLineString':

@@ -19,6 +19,7 @@ import {
 } from '../../gis/stac-search.js';
 import { type ApiKeyVerifier, authenticate } from '../auth.js';
 import { answerToFailure, sendFailure } from '../error-handling.js';
+import { loggablePath } from '../log-safety.js';
 import { OPENAPI_PATH } from '../openapi.js';
 import { timedStep } from '../request-lifecycle.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
@@ -66,7 +67,10 @@ export async function registerStacRoutes(
         sendStacFailure(
           reply,
           request,
-          new NadirError('NOT_FOUND', `No STAC endpoint ${request.url.split('?', 1)[0]?.slice(0, 120)}`),
+          new NadirError(
+            'NOT_FOUND',
+            `No STAC endpoint ${loggablePath(request.url.split('?', 1)[0] ?? '').slice(0, 200)}`,
+          ),
         ),
       );
       stac.addHook('preValidation', async (request) => {
