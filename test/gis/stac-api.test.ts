@@ -143,6 +143,17 @@ describe('STAC API over the demo town', () => {
       }
       assert.deepEqual(seen, [NEW, MID, OLD], start);
     }
+    // The next page repeats the search (not extras sent along) and continues it.
+    const first = await json('/stac/v1/search?datetime=2025-01-01T00:00:00Z/..&limit=1&cachebust=1');
+    const next = new URL((first.links as Json[]).find((link) => link.rel === 'next')?.href);
+    assert.equal(next.searchParams.get('datetime'), '2025-01-01T00:00:00Z/..');
+    assert.equal(next.searchParams.get('cachebust'), null);
+    const second = (await (await fetch(next)).json()) as Json;
+    assert.deepEqual([first.features[0].id, second.features[0].id, second.numberMatched], [NEW, MID, 2]);
+    assert.equal(
+      second.links.find((link: Json) => link.rel === 'next'),
+      undefined,
+    );
     const last = await json('/stac/v1/search?limit=1&offset=2');
     assert.ok(last.links.some((link: Json) => link.rel === 'prev' && link.href.includes('offset=1')));
     const past = await json('/stac/v1/search?offset=10');

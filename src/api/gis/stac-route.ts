@@ -32,6 +32,7 @@ export interface StacRouteParts {
 }
 
 const GEOJSON = 'application/geo+json';
+const REPEATED = ['bbox', 'intersects', 'datetime', 'ids', 'collections'] as const;
 
 /**
  * STAC API errors are `{code, description}` and nadir's `{error, code}` (decisions.md): both at
@@ -113,7 +114,8 @@ export async function registerStacRoutes(
         const query = request.query as StacSearchQueryString;
         const parsed = parseStacSearch(collections ? { ...query, collections } : query);
         const found = await timedStep(request, 'catalogue', () => searchSurveys(catalogue, parsed));
-        const { apikey: _key, offset: _offset, limit: _limit, ...repeated } = query as Record<string, string | number>;
+        // The next page asks the same: the search's own parameters (not the key, nor extras sent along).
+        const repeated = Object.fromEntries(REPEATED.map((name) => [name, query[name]]));
         reply.type(GEOJSON);
         return itemCollection(links(request, reply), {
           surveys: found.surveys,
