@@ -64,6 +64,20 @@ const ROUTE_WORDS = [
   'images',
   'favicon.ico',
   'index.html',
+  // The GIS endpoints (api/gis/).
+  'stac',
+  'v1',
+  'conformance',
+  'collections',
+  'items',
+  'search',
+  'tilejson.json',
+  'wmts',
+  '1.0.0',
+  'WMTSCapabilities.xml',
+  'default',
+  'current',
+  'GoogleMapsCompatible',
 ];
 const SAFE_SEGMENTS: ReadonlySet<string> = new Set([
   ...ROUTE_WORDS,

@@ -36,6 +36,7 @@ export async function registerOpenApiGenerator(app: FastifyInstance, publicUrl?:
       tags: [
         { name: 'raster', description: 'Coverage and imagery (needs the raster subscription).' },
         { name: 'tiles', description: 'Web Mercator map tiles (v3): any XYZ client with an API key.' },
+        { name: 'gis', description: 'STAC API, TileJSON and WMTS for GIS clients (docs/gis.md).' },
         { name: 'operations', description: 'Health, readiness and version.' },
       ],
     },

@@ -43,6 +43,7 @@ import {
   urlOf,
   type World,
 } from './property-cases.js';
+import { gisCase } from './property-gis-cases.js';
 
 const CENTRE = { lon: 10, lat: 45 };
 const FAR = { lon: 10.5, lat: 45.2 };
@@ -393,6 +394,19 @@ describe('API properties (fast-check)', () => {
       // The docs' static files (and their redirect to /docs/): the traversal and wandering cases.
       '/docs/*',
       '/docs/static/index.html',
+      // The GIS endpoints (property-gis-cases.ts).
+      '/stac/v1',
+      '/stac/v1/',
+      '/stac/v1/conformance',
+      '/stac/v1/collections',
+      '/stac/v1/collections/:collectionId',
+      '/stac/v1/collections/:collectionId/items',
+      '/stac/v1/collections/:collectionId/items/:itemId',
+      '/stac/v1/search',
+      '/tiles/v3/:contentType/tilejson.json',
+      '/tiles/v3/surveys/:surveyId/:contentType/tilejson.json',
+      '/wmts/1.0.0/WMTSCapabilities.xml',
+      '/wmts/1.0.0/:layer/default/:time/GoogleMapsCompatible/:z/:row/:file',
       ...FIXED_ROUTES.map(([path]) => path),
     ]);
     const routes = new Set<string>();
@@ -480,6 +494,10 @@ describe('API properties (fast-check)', () => {
 
   test('location and survey tiles: every layer, format, filter and key, lane and routes alike', async () => {
     await checkProperty('tiles', fc.asyncProperty(tileCase(world), property), 2000);
+  });
+
+  test('STAC, TileJSON and WMTS: every path, parameter, key and method', async () => {
+    await checkProperty('gis', fc.asyncProperty(gisCase(world), property), 800);
   });
 
   test('operations, docs, the map page and paths that lead nowhere', async () => {

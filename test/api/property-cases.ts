@@ -52,7 +52,7 @@ export interface Choice<T = string> {
   weights: readonly [number, number, number];
 }
 
-function choice<T>(
+export function choice<T>(
   allowed: fc.Arbitrary<T>,
   refused: fc.Arbitrary<T>,
   hostile: fc.Arbitrary<T>,
@@ -68,7 +68,7 @@ function choice<T>(
 }
 
 /** Values of one parameter: allowed ones, refused ones, hostile ones. */
-function values(
+export function values(
   allowed: fc.Arbitrary<string>,
   refused: fc.Arbitrary<string>,
   weights?: readonly [number, number, number],
@@ -85,7 +85,7 @@ export interface Mix {
   target: number;
 }
 
-const MIX: fc.Arbitrary<Mix> = fc.record({
+export const MIX: fc.Arbitrary<Mix> = fc.record({
   mode: fc.oneof(
     { weight: 4, arbitrary: fc.constant('clean' as const) },
     { weight: 4, arbitrary: fc.constant('one' as const) },
@@ -97,13 +97,13 @@ const MIX: fc.Arbitrary<Mix> = fc.record({
 type Role = 'clean' | 'bad' | 'chaos';
 
 /** The role of the `index`-th of `count` parts in a case of this mix. */
-function roleOf(mix: Mix, index: number, count: number): Role {
+export function roleOf(mix: Mix, index: number, count: number): Role {
   if (mix.mode === 'clean') return 'clean';
   if (mix.mode === 'chaos') return 'chaos';
   return index === mix.target % count ? 'bad' : 'clean';
 }
 
-function kindOf(c: Pick<Choice<unknown>, 'roll' | 'weights'>, role: Role): Verdict {
+export function kindOf(c: Pick<Choice<unknown>, 'roll' | 'weights'>, role: Role): Verdict {
   if (role === 'clean') return 'valid';
   if (role === 'bad') return c.roll % 5 < 3 ? 'invalid' : 'unknown';
   const [v, i, u] = c.weights;
@@ -111,7 +111,7 @@ function kindOf(c: Pick<Choice<unknown>, 'roll' | 'weights'>, role: Role): Verdi
   return r < v ? 'valid' : r < v + i ? 'invalid' : 'unknown';
 }
 
-function pick(c: Choice, role: Role): Part {
+export function pick(c: Choice, role: Role): Part {
   const verdict = kindOf(c, role);
   return { text: c[verdict], verdict };
 }
@@ -227,7 +227,7 @@ export function shuffled<T>(items: readonly T[], seed: number): T[] {
 // ---------------------------------------------------------------------------------------------
 // The cases.
 
-export type Endpoint = 'coverage' | 'imagery' | 'location-tile' | 'survey-tile' | 'system' | 'other';
+export type Endpoint = 'coverage' | 'imagery' | 'location-tile' | 'survey-tile' | 'gis' | 'system' | 'other';
 
 export interface Expectation {
   statuses: number[];
@@ -391,11 +391,11 @@ const resources = values(
   fc.constantFrom('', 'vert', 'North', 'Vert,', ',Vert', 'Vert,,TrueOrtho', 'Vert;TrueOrtho', 'All', 'DETAILDSM'),
 );
 
-const relative = fc
+export const relative = fc
   .tuple(fc.integer({ min: 1, max: 9999 }), fc.constantFrom('Y', 'M', 'D'))
   .map(([n, u]) => `${n}${u}`);
 const BAD_RELATIVE = ['0D', '10000D', '1d', '-1D', '1.5Y', '1W', 'D', 'Y1', '01D', '1 D'];
-const anyDate = fc.oneof(
+export const anyDate = fc.oneof(
   { weight: 3, arbitrary: realDate() },
   { weight: 2, arbitrary: fc.constantFrom(...EDGE_DATES) },
 );
@@ -434,7 +434,7 @@ const dateRange: fc.Arbitrary<Choice<Range>> = choice<Range>(
   ),
 );
 
-const enumValue = (allowed: string[], refused: string[]) =>
+export const enumValue = (allowed: string[], refused: string[]) =>
   values(fc.constantFrom(...allowed), fc.constantFrom(...refused, ''), [6, 2, 1]);
 
 const fields = values(
@@ -442,13 +442,13 @@ const fields = values(
   fc.constantFrom('', 'ID', 'id,', 'footprint', 'captureDate,,id', 'assets'),
 );
 
-const integerIn = (min: number, max: number, refused: string[]) =>
+export const integerIn = (min: number, max: number, refused: string[]) =>
   values(
     fc.oneof(fc.integer({ min, max }).map(String), fc.constantFrom(String(min), String(max))),
     fc.constantFrom(...refused),
   );
 
-const tags = values(
+export const tags = values(
   fc.constantFrom('disaster', 'disaster:hurricane', 'weather:clear', 'disaster,weather', 'x_y-z:A-1', 'disaster:fire'),
   fc.constantFrom('disaster:', ':x', 'a b', '', 'disaster,,x', 'a:b:c', 'é', 'disaster:hurricane:x'),
 );
@@ -457,7 +457,7 @@ const tags = values(
 // Query strings.
 
 /** A declared parameter: its values, and whether leaving it out is a refusal. */
-interface Parameter {
+export interface Parameter {
   values: fc.Arbitrary<Choice>;
   required?: boolean;
   /** How often an optional one is sent (default 0.6). */
@@ -497,7 +497,11 @@ const hostileExtraPairs: fc.Arbitrary<Pair[]> = fc.array(
 );
 
 /** `presence`: how often the date range is sent. */
-function queryDraw(parameters: Record<string, Parameter>, dates: boolean, presence = 1): fc.Arbitrary<QueryDraw> {
+export function queryDraw(
+  parameters: Record<string, Parameter>,
+  dates: boolean,
+  presence = 1,
+): fc.Arbitrary<QueryDraw> {
   const specs = Object.values(parameters);
   return fc.record({
     present: fc.tuple(
@@ -522,7 +526,7 @@ interface Query {
  * faithfully; a bad or chaos one may be left out, encoded so it changes, or given twice.
  * `first` is the role index of the first parameter (the ones before are the path's).
  */
-function buildQuery(
+export function buildQuery(
   parameters: Record<string, Parameter>,
   draw: QueryDraw,
   mix: Mix,
@@ -574,7 +578,7 @@ function buildQuery(
 }
 
 /** Roles a query takes: one per parameter, plus one for the date range. */
-function queryRoles(parameters: Record<string, Parameter>, dates: boolean): number {
+export function queryRoles(parameters: Record<string, Parameter>, dates: boolean): number {
   return Object.keys(parameters).length + (dates ? 1 : 0);
 }
 
@@ -659,11 +663,11 @@ function badAuth(world: World): fc.Arbitrary<Auth> {
   );
 }
 
-function authChoice(world: World): fc.Arbitrary<{ good: Auth; bad: Auth; roll: number }> {
+export function authChoice(world: World): fc.Arbitrary<{ good: Auth; bad: Auth; roll: number }> {
   return fc.record({ good: goodAuth(world), bad: badAuth(world), roll: fc.nat() });
 }
 
-function pickAuth(a: { good: Auth; bad: Auth; roll: number }, role: Role): Auth {
+export function pickAuth(a: { good: Auth; bad: Auth; roll: number }, role: Role): Auth {
   if (role === 'clean') return a.good;
   if (role === 'bad') return a.bad;
   return a.roll % 3 === 0 ? a.bad : a.good;
@@ -679,7 +683,7 @@ export function sendable(text: string): string {
 
 const OTHER_METHODS = ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND'];
 
-const method = fc.oneof(
+export const method = fc.oneof(
   { weight: 40, arbitrary: fc.constant('GET') },
   { weight: 3, arbitrary: fc.constant('HEAD') },
   { weight: 5, arbitrary: fc.constantFrom(...OTHER_METHODS) },
@@ -701,7 +705,7 @@ interface Extras {
 }
 
 /** Headers anyone may send, and a body some requests carry: drawn whatever the method. */
-const EXTRAS = fc.record({
+export const EXTRAS = fc.record({
   requestId: sometimes(fc.oneof(hostileText().map(sendable), fc.uuid()), 0.2),
   accept: sometimes(fc.constantFrom('*/*', 'text/html', 'application/xml', 'image/webp'), 0.2),
   body: fc.oneof(
@@ -718,7 +722,7 @@ type ExtrasDraw = typeof EXTRAS extends fc.Arbitrary<infer T> ? T : never;
  * The headers and body a request of method `m` sends: a body on most other methods, on a few GETs
  * (RFC 9110 gives it no meaning: sent anyway, it must change nothing), never on a HEAD.
  */
-function extrasFor(d: ExtrasDraw, m: string): Extras {
+export function extrasFor(d: ExtrasDraw, m: string): Extras {
   const headers: Record<string, string> = {};
   if (d.requestId !== undefined) headers['x-request-id'] = d.requestId;
   if (d.accept !== undefined) headers.accept = d.accept;
@@ -738,7 +742,7 @@ function hasLongSegment(path: string): boolean {
  * route, a preflight's 204). `routed`: whether the path is surely a route (else 404 or 405, or a
  * 400 for a path that does not decode).
  */
-function methodAnswer(m: string, routed = true): Expectation | undefined {
+export function methodAnswer(m: string, routed = true): Expectation | undefined {
   if (m === 'GET' || m === 'HEAD') return undefined;
   // A path that may not be a route, or not even decode (`/%/`: a 400 before any method check).
   if (!routed) return m === 'OPTIONS' ? { statuses: [204, 400, 404] } : { statuses: [400, 404, 405] };

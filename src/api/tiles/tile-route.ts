@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
-import { parseTileQuery, type TilePath, type TileQueryString } from '../../tiles/tile-query.js';
+import { parseTileQuery, type TilePath, type TileQuery, type TileQueryString } from '../../tiles/tile-query.js';
 import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, authenticate, callerOf, keyIsInUrl } from '../auth.js';
 import { addServerTiming } from '../request-lifecycle.js';
@@ -23,7 +23,8 @@ export interface TileRouteParts {
 export function tileRouter(app: FastifyInstance): (path: string) => TilePath | undefined {
   return (path) => {
     const params = app.findRoute({ method: 'GET', url: path })?.params as Partial<TilePath> | undefined;
-    return params?.contentType === undefined ? undefined : (params as TilePath);
+    // Other routes under /tiles/v3/ (tilejson.json) name a contentType too, but no tile file.
+    return params?.contentType === undefined || params.file === undefined ? undefined : (params as TilePath);
   };
 }
 
@@ -35,16 +36,18 @@ function reportTimings(request: FastifyRequest, timings: Timing[]): void {
   for (const [name, milliseconds] of timings) addServerTiming(request, name, milliseconds);
 }
 
-/**
- * The tile endpoints as fastify routes, adapters over the tile core (src/tiles/tile-responder.ts):
- * every case, every error, and the OpenAPI document. The common requests are answered by the tile
- * lane (tile-lane.ts) before fastify, over the same core.
- */
-export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }: TileRouteParts): void {
+/** Admission and answer of one tile request, for every route that serves tiles of the tile core. */
+export interface TileAnswerers {
   /**
    * Before anything else (even parameter validation): who is asking, and is it within its rate
    * limit. So every tile answer but a 401 carries the X-RateLimit-* headers, and bad requests count.
    */
+  admit(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** The tile core's answer to `query`, asked by the admitted caller of `request`. */
+  answer(request: FastifyRequest, reply: FastifyReply, query: TileQuery): Promise<FastifyReply>;
+}
+
+export function tileAnswerers({ keys, tiles }: Pick<TileRouteParts, 'keys' | 'tiles'>): TileAnswerers {
   async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const caller = await authenticate(keys, request);
     try {
@@ -56,9 +59,8 @@ export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }:
     }
   }
 
-  async function answer(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async function answer(request: FastifyRequest, reply: FastifyReply, parsed: TileQuery): Promise<FastifyReply> {
     const query = request.query as TileQueryString;
-    const parsed = parseTileQuery(request.params as TilePath, query, () => utcDate(clock()));
     // Map clients cancel tiles while panning (closing the connection): such a tile is not drawn.
     const socket = request.raw.socket;
     try {
@@ -81,6 +83,22 @@ export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }:
     }
   }
 
-  app.get(LOCATION_TILE_PATH, { schema: locationTileRouteSchema, onRequest: admit }, answer);
-  app.get(SURVEY_TILE_PATH, { schema: surveyTileRouteSchema, onRequest: admit }, answer);
+  return { admit, answer };
+}
+
+/**
+ * The tile endpoints as fastify routes, adapters over the tile core (src/tiles/tile-responder.ts):
+ * every case, every error, and the OpenAPI document. The common requests are answered by the tile
+ * lane (tile-lane.ts) before fastify, over the same core.
+ */
+export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }: TileRouteParts): void {
+  const { admit, answer } = tileAnswerers({ keys, tiles });
+  const handler = (request: FastifyRequest, reply: FastifyReply) =>
+    answer(
+      request,
+      reply,
+      parseTileQuery(request.params as TilePath, request.query as TileQueryString, () => utcDate(clock())),
+    );
+  app.get(LOCATION_TILE_PATH, { schema: locationTileRouteSchema, onRequest: admit }, handler);
+  app.get(SURVEY_TILE_PATH, { schema: surveyTileRouteSchema, onRequest: admit }, handler);
 }

@@ -1,0 +1,131 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
+import type { Clock } from '../../clock.js';
+import { invalidParameter } from '../../errors.js';
+import { isIsoDate, utcDate } from '../../geo/dates.js';
+import { type LayerFilterQuery, parseLayerFilter } from '../../gis/layer-filter.js';
+import { matchingSurveys, surveysExtent } from '../../gis/matching-surveys.js';
+import {
+  CAPABILITIES_PATH,
+  CURRENT,
+  layerTag,
+  STYLE,
+  TILE_MATRIX_SET,
+  tagLayer,
+  WMTS_ROOT,
+  WMTS_TYPE,
+  type WmtsLayer,
+  wmtsCapabilities,
+} from '../../gis/wmts.js';
+import { parseTileQuery, type TileQuery } from '../../tiles/tile-query.js';
+import type { TileResponder } from '../../tiles/tile-responder.js';
+import { type ApiKeyVerifier, authenticate } from '../auth.js';
+import { timedStep } from '../request-lifecycle.js';
+import { tileAnswerers } from '../tiles/tile-route.js';
+import { cacheFor, gisLinksFor } from './gis-request.js';
+import { wmtsCapabilitiesRouteSchema, wmtsTileRouteSchema } from './gis-schema.js';
+
+/** The ResourceURL template's path (wmts.ts), as a route. */
+export const WMTS_TILE_PATH = `${WMTS_ROOT}/:layer/${STYLE}/:time/${TILE_MATRIX_SET}/:z/:row/:file`;
+
+export interface WmtsRouteParts {
+  keys: ApiKeyVerifier;
+  catalogue: Pick<SurveyCatalogue, 'search'>;
+  tiles: TileResponder;
+  clock: Clock;
+  publicUrl: string | undefined;
+}
+
+interface WmtsTileParams {
+  layer: string;
+  time: string;
+  z: string;
+  row: string;
+  file: string;
+}
+
+/**
+ * A WMTS tile request read as the location tile it is: the path's TileMatrix/TileRow/TileCol as
+ * z/y/x, the layer's tag as `include`, Time as the last capture date. Then the tile core answers
+ * it exactly as it answers /tiles/v3/Vert/{z}/{x}/{y} (no tile logic here).
+ */
+export function wmtsTileQuery(params: WmtsTileParams, query: LayerFilterQuery, today: () => string): TileQuery {
+  const tag = layerTag(params.layer);
+  if (tag === null)
+    throw invalidParameter(
+      'layer',
+      `layer must be ${WMTS_TYPE} or ${WMTS_TYPE}:<tag>, got ${JSON.stringify(params.layer.slice(0, 40))}`,
+    );
+  if (tag !== undefined && query.include !== undefined) {
+    throw invalidParameter('include', 'a tag layer already includes its tag: give include with the Vert layer instead');
+  }
+  if (params.time !== CURRENT && !isIsoDate(params.time)) {
+    throw invalidParameter(
+      'Time',
+      `Time must be ${CURRENT} or a date YYYY-MM-DD, got ${JSON.stringify(params.time.slice(0, 40))}`,
+    );
+  }
+  const dot = params.file.lastIndexOf('.');
+  const col = dot < 0 ? params.file : params.file.slice(0, dot);
+  const extension = dot < 0 ? '' : params.file.slice(dot);
+  const tileQuery = parseTileQuery(
+    { contentType: WMTS_TYPE, z: params.z, x: col, file: `${params.row}${extension}` },
+    { ...query, include: tag ?? query.include },
+    today,
+  );
+  if (params.time !== CURRENT) {
+    const until = tileQuery.filter.until;
+    tileQuery.filter.until = until !== undefined && until < params.time ? until : params.time;
+  }
+  return tileQuery;
+}
+
+/** GET /wmts/1.0.0/WMTSCapabilities.xml and the tiles its ResourceURLs name. */
+export function registerWmtsRoutes(
+  app: FastifyInstance,
+  { keys, catalogue, tiles, clock, publicUrl }: WmtsRouteParts,
+): void {
+  const today = () => utcDate(clock());
+  app.get(
+    CAPABILITIES_PATH,
+    {
+      schema: wmtsCapabilitiesRouteSchema,
+      preValidation: async (request) => {
+        await timedStep(request, 'auth', () => authenticate(keys, request));
+      },
+    },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const filter = parseLayerFilter(request.query as LayerFilterQuery, today);
+      const matching = await timedStep(request, 'catalogue', () =>
+        matchingSurveys(catalogue, { type: WMTS_TYPE, ...filter }),
+      );
+      const layers: WmtsLayer[] = [
+        { identifier: WMTS_TYPE, title: 'Vertical imagery', extent: surveysExtent(matching, WMTS_TYPE) },
+      ];
+      // One layer per tag and tag type among the matches, unless the caller already chose tags.
+      if (filter.written.include === undefined) {
+        const tags = new Set(
+          matching.surveys.flatMap((survey) => survey.tags.flatMap((tag) => [tag.split(':')[0] as string, tag])),
+        );
+        for (const tag of [...tags].sort()) {
+          const tagged = matching.surveys.filter((survey) =>
+            survey.tags.some((t) => t === tag || t.startsWith(`${tag}:`)),
+          );
+          layers.push({
+            identifier: tagLayer(tag),
+            title: `Vertical imagery tagged ${tag}`,
+            extent: surveysExtent({ surveys: tagged, complete: matching.complete }, WMTS_TYPE),
+          });
+        }
+      }
+      const links = gisLinksFor(request, publicUrl);
+      cacheFor(reply, links);
+      return reply.type('application/xml; charset=utf-8').send(wmtsCapabilities(links, layers, filter.written));
+    },
+  );
+
+  const { admit, answer } = tileAnswerers({ keys, tiles });
+  app.get(WMTS_TILE_PATH, { schema: wmtsTileRouteSchema, onRequest: admit }, (request, reply) =>
+    answer(request, reply, wmtsTileQuery(request.params as WmtsTileParams, request.query as LayerFilterQuery, today)),
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * WMTS 1.0.0 GetCapabilities (OGC 07-057r7), RESTful, for the vertical imagery on the
+ * GoogleMapsCompatible tile matrix set, as QGIS, ArcGIS and GDAL read it. Filters are layers and a
+ * dimension: a layer for all matching surveys (`Vert`) and one per tag among them
+ * (`Vert:disaster`, `Vert:disaster:hurricane`), and capture date as the `Time` dimension (the
+ * imagery as it was on that date: surveys captured up to it, newest on top; `current` is every
+ * one). Pure.
+ */
+import { MAX_ZOOM, ORIGIN_SHIFT, resolutionAtZoom } from '../geo/web-mercator.js';
+import { type GisLinks, linkTo } from './gis-links.js';
+import type { LayerFilterQuery } from './layer-filter.js';
+import type { SurveysExtent } from './matching-surveys.js';
+import { ATTRIBUTION } from './tilejson.js';
+
+export const WMTS_ROOT = '/wmts/1.0.0';
+export const CAPABILITIES_PATH = `${WMTS_ROOT}/WMTSCapabilities.xml`;
+export const TILE_MATRIX_SET = 'GoogleMapsCompatible';
+export const STYLE = 'default';
+export const CURRENT = 'current';
+/** The layers' base: vertical imagery (panoramas are rotated tiles, not a map layer). */
+export const WMTS_TYPE = 'Vert';
+/** The standardized rendering pixel size, 0.28 mm (WMTS 1.0.0, 6.1). */
+const PIXEL_SIZE_M = 0.00028;
+const FORMATS = [
+  ['image/png', 'png'],
+  ['image/jpeg', 'jpg'],
+] as const;
+
+export interface WmtsLayer {
+  /** `Vert`, or `Vert:<tag>` for the surveys with that tag. */
+  identifier: string;
+  title: string;
+  extent: SurveysExtent;
+}
+
+function escapeXml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/** The layer of a tag: `Vert:disaster`. */
+export function tagLayer(tag: string): string {
+  return `${WMTS_TYPE}:${tag}`;
+}
+
+/** The tag a layer identifier stands for (undefined for `Vert`), or null when it is no layer of ours. */
+export function layerTag(identifier: string): string | undefined | null {
+  if (identifier === WMTS_TYPE) return undefined;
+  return identifier.startsWith(`${WMTS_TYPE}:`) ? identifier.slice(WMTS_TYPE.length + 1) : null;
+}
+
+function tileMatrix(z: number): string {
+  const span = 2 ** z;
+  return `<TileMatrix><ows:Identifier>${z}</ows:Identifier><ScaleDenominator>${resolutionAtZoom(z) / PIXEL_SIZE_M}</ScaleDenominator><TopLeftCorner>${-ORIGIN_SHIFT} ${ORIGIN_SHIFT}</TopLeftCorner><TileWidth>256</TileWidth><TileHeight>256</TileHeight><MatrixWidth>${span}</MatrixWidth><MatrixHeight>${span}</MatrixHeight></TileMatrix>`;
+}
+
+function layerXml(links: GisLinks, layer: WmtsLayer, filter: LayerFilterQuery): string {
+  const { bounds, captureDates } = layer.extent;
+  const box = bounds ?? { minX: -180, minY: -85.0511287798066, maxX: 180, maxY: 85.0511287798066 };
+  const dates = captureDates.map((date) => `<Value>${date}</Value>`).join('');
+  const urls = FORMATS.map(([format, extension]) => {
+    const path = `${WMTS_ROOT}/${encodeURIComponent(layer.identifier)}/${STYLE}/{Time}/${TILE_MATRIX_SET}/{TileMatrix}/{TileRow}/{TileCol}.${extension}`;
+    return `<ResourceURL format="${format}" resourceType="tile" template="${escapeXml(linkTo(links, path, { ...filter }))}"/>`;
+  }).join('');
+  return [
+    `<Layer><ows:Title>${escapeXml(layer.title)}</ows:Title>`,
+    `<ows:WGS84BoundingBox><ows:LowerCorner>${box.minX} ${box.minY}</ows:LowerCorner><ows:UpperCorner>${box.maxX} ${box.maxY}</ows:UpperCorner></ows:WGS84BoundingBox>`,
+    `<ows:Identifier>${escapeXml(layer.identifier)}</ows:Identifier>`,
+    `<Style isDefault="true"><ows:Identifier>${STYLE}</ows:Identifier></Style>`,
+    FORMATS.map(([format]) => `<Format>${format}</Format>`).join(''),
+    `<Dimension><ows:Title>Capture date</ows:Title><ows:Abstract>The imagery as it was on this date: surveys captured up to it, newest on top.</ows:Abstract><ows:Identifier>Time</ows:Identifier><Default>${CURRENT}</Default><Current>true</Current><Value>${CURRENT}</Value>${dates}</Dimension>`,
+    `<TileMatrixSetLink><TileMatrixSet>${TILE_MATRIX_SET}</TileMatrixSet></TileMatrixSetLink>`,
+    urls,
+    '</Layer>',
+  ].join('');
+}
+
+/**
+ * The capabilities document. The tile matrix set runs from zoom 0 to the deepest zoom of the
+ * layers (GDAL reads a layer at the deepest matrix), `filter` repeats in every tile URL.
+ */
+export function wmtsCapabilities(links: GisLinks, layers: WmtsLayer[], filter: LayerFilterQuery): string {
+  const deepest = Math.min(MAX_ZOOM, Math.max(0, ...layers.map((layer) => layer.extent.maxZoom ?? 0)));
+  const matrices = Array.from({ length: deepest + 1 }, (_, z) => tileMatrix(z)).join('');
+  const self = escapeXml(linkTo(links, CAPABILITIES_PATH, { ...filter }));
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<Capabilities xmlns="http://www.opengis.net/wmts/1.0" xmlns:ows="http://www.opengis.net/ows/1.1" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.opengis.net/wmts/1.0 http://schemas.opengis.net/wmts/1.0/wmtsGetCapabilities_response.xsd" version="1.0.0">',
+    `<ows:ServiceIdentification><ows:Title>nadir aerial imagery</ows:Title><ows:Abstract>${escapeXml(ATTRIBUTION)}</ows:Abstract><ows:ServiceType>OGC WMTS</ows:ServiceType><ows:ServiceTypeVersion>1.0.0</ows:ServiceTypeVersion></ows:ServiceIdentification>`,
+    '<Contents>',
+    ...layers.map((layer) => layerXml(links, layer, filter)),
+    `<TileMatrixSet><ows:Identifier>${TILE_MATRIX_SET}</ows:Identifier><ows:SupportedCRS>urn:ogc:def:crs:EPSG::3857</ows:SupportedCRS><WellKnownScaleSet>urn:ogc:def:wkss:OGC:1.0:GoogleMapsCompatible</WellKnownScaleSet>${matrices}</TileMatrixSet>`,
+    '</Contents>',
+    `<ServiceMetadataURL xlink:href="${self}"/>`,
+    '</Capabilities>',
+    '',
+  ].join('\n');
+}
