@@ -717,6 +717,1125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/stac/v1/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** STAC API landing page */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A STAC Catalog with conformsTo and links. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/conformance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** STAC API conformance classes */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description conformsTo */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** STAC collections (one: surveys) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description collections and links */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/collections/{collectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A STAC collection */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A STAC Collection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/collections/{collectionId}/items/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One survey as a STAC item */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    collectionId: string;
+                    itemId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A STAC Item */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/geo+json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** STAC item search (GET) */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description minLongitude,minLatitude,maxLongitude,maxLatitude (WGS84).
+                     * @example -85.43,29.93,-85.40,29.96
+                     */
+                    bbox?: string;
+                    /** @description A GeoJSON geometry as JSON (Point, LineString, Polygon and their Multi forms); not with bbox. */
+                    intersects?: string;
+                    /**
+                     * @description RFC 3339 instant or interval `start/end` (`..` open): surveys whose photo times meet it.
+                     * @example 2025-01-01T00:00:00Z/..
+                     */
+                    datetime?: string;
+                    /** @description Comma list of survey ids. */
+                    ids?: string;
+                    /** @description Comma list of collection ids (`surveys` is the one). */
+                    collections?: string;
+                    /** @description Items per page; above 1000 gets 1000. */
+                    limit?: number;
+                    /** @description Items to skip (the `next` link sets it). */
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An ItemCollection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/geo+json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/collections/{collectionId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Items of a collection, paged */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description minLongitude,minLatitude,maxLongitude,maxLatitude (WGS84).
+                     * @example -85.43,29.93,-85.40,29.96
+                     */
+                    bbox?: string;
+                    /** @description A GeoJSON geometry as JSON (Point, LineString, Polygon and their Multi forms); not with bbox. */
+                    intersects?: string;
+                    /**
+                     * @description RFC 3339 instant or interval `start/end` (`..` open): surveys whose photo times meet it.
+                     * @example 2025-01-01T00:00:00Z/..
+                     */
+                    datetime?: string;
+                    /** @description Comma list of survey ids. */
+                    ids?: string;
+                    /** @description Comma list of collection ids (`surveys` is the one). */
+                    collections?: string;
+                    /** @description Items per page; above 1000 gets 1000. */
+                    limit?: number;
+                    /** @description Items to skip (the `next` link sets it). */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An ItemCollection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/geo+json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tiles/v3/{contentType}/tilejson.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** TileJSON 3.0 of a tile layer and filter */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only surveys captured on or after: `YYYY-MM-DD` or an age (`12M`). */
+                    since?: string;
+                    /** @description Only surveys captured on or before: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag (`type` or `type:name`, comma list). */
+                    include?: string;
+                    /** @description Leave out surveys with this tag. */
+                    exclude?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The tile layer. */
+                    contentType: "Vert" | "North" | "South" | "East" | "West";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description TileJSON 3.0.0 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tiles/v3/surveys/{surveyId}/{contentType}/tilejson.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** TileJSON 3.0 of one survey's tiles */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description A survey id. */
+                    surveyId: string;
+                    /** @description The tile layer. */
+                    contentType: "Vert" | "North" | "South" | "East" | "West";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description TileJSON 3.0.0 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wmts/1.0.0/WMTSCapabilities.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** WMTS 1.0.0 capabilities (RESTful): Vert on GoogleMapsCompatible, tag layers, capture date as Time */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only surveys captured on or after: `YYYY-MM-DD` or an age (`12M`). */
+                    since?: string;
+                    /** @description Only surveys captured on or before: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag (`type` or `type:name`, comma list). */
+                    include?: string;
+                    /** @description Leave out surveys with this tag. */
+                    exclude?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description WMTS 1.0.0 capabilities */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/xml": string;
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/wmts/1.0.0/{layer}/default/{time}/GoogleMapsCompatible/{z}/{row}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A WMTS tile (RESTful ResourceURL): the location tile of the layer as of Time */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only surveys captured on or after: `YYYY-MM-DD` or an age (`12M`). */
+                    since?: string;
+                    /** @description Only surveys captured on or before: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag (`type` or `type:name`, comma list). */
+                    include?: string;
+                    /** @description Leave out surveys with this tag. */
+                    exclude?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description `Vert` or `Vert:<tag>`. */
+                    layer: string;
+                    /** @description `current` or a capture date `YYYY-MM-DD`. */
+                    time: string;
+                    /** @description TileMatrix (zoom). */
+                    z: string;
+                    /** @description TileRow (y). */
+                    row: string;
+                    /** @description {TileCol}.{png|jpg|img} */
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The tile. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/jpeg": string;
+                        "image/png": string;
+                    };
+                };
+                /** @description Not modified. */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
