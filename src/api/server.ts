@@ -67,7 +67,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     clientErrorHandler: () => undefined,
     // Every endpoint is GET without a body.
     bodyLimit: 1024,
-    maxParamLength: MAX_PATH_SEGMENT,
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
   });
   lane.log = app.log;
   lane.router = tileRouter(app);
