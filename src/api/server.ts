@@ -11,6 +11,7 @@ import { installAuthentication } from './auth.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { createHttpServer } from './http-server.js';
+import { registerChangeRoute } from './imagery/change-route.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
@@ -87,6 +88,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
   registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
+  registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });
   await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
   await registerOpenApiRoutes(app);
