@@ -115,7 +115,7 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('content-type'), 'text/plain');
       const lines = (await response.text()).trim().split('\n').map(Number);
-      const [x0, pw, , , y0, ph] = change.geoTransform;
+      const [x0, pw, , y0, , ph] = change.geoTransform;
       // World files print 15 significant digits.
       for (const [k, want] of [pw, 0, 0, ph].entries()) assert.ok(Math.abs((lines[k] as number) - want) < 1e-12);
       assert.ok(Math.abs((lines[4] as number) - (x0 + pw / 2)) < 1e-6);
