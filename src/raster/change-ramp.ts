@@ -50,5 +50,7 @@ export function changeColour(metres: number): Rgb {
   const a = CHANGE_RAMP[upper - 1] as ChangeStop;
   const b = CHANGE_RAMP[upper] as ChangeStop;
   const t = (metres - a.metres) / (b.metres - a.metres);
-  return [0, 1, 2].map((k) => Math.round((a.colour[k] as number) + t * ((b.colour[k] as number) - (a.colour[k] as number)))) as unknown as Rgb;
+  return [0, 1, 2].map((k) =>
+    Math.round((a.colour[k] as number) + t * ((b.colour[k] as number) - (a.colour[k] as number))),
+  ) as unknown as Rgb;
 }

@@ -44,7 +44,10 @@ export async function heightChange(
   grid: AoiGrid,
   tuning: GdalTuning,
 ): Promise<HeightChange> {
-  const [change, baseline] = await Promise.all([heightsOnGrid(after, grid, tuning), heightsOnGrid(before, grid, tuning)]);
+  const [change, baseline] = await Promise.all([
+    heightsOnGrid(after, grid, tuning),
+    heightsOnGrid(before, grid, tuning),
+  ]);
   return { change, compared: await subtractInPlace(change, baseline) };
 }
 

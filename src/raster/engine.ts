@@ -5,7 +5,13 @@ import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
 import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
 import { AdmissionController, type AdmissionOptions } from './admission.js';
 import type { HeightRange } from './colour-ramp.js';
-import { type ChangeFigures, changeFigures, heightChange, writeChangeGeoTiff, writeChangePicture } from './dsm-change.js';
+import {
+  type ChangeFigures,
+  changeFigures,
+  heightChange,
+  writeChangeGeoTiff,
+  writeChangePicture,
+} from './dsm-change.js';
 import { renderDsmPicture } from './dsm-picture.js';
 import { CONTENT_TYPE, type ImageFormat, isWorldFileFormat, type RasterFormat, type RenderedFile } from './formats.js';
 import { DEFAULT_ENCODING, type PictureEncoding, renderImagery } from './imagery.js';
@@ -164,7 +170,8 @@ export class RasterEngine {
       try {
         const change = await heightChange(after, before, grid, this.tuning);
         if (change.compared === 0) result = { grid, empty: true };
-        else if (format === 'json') result = { grid, figures: await changeFigures(change, grid, request.threshold), empty: false };
+        else if (format === 'json')
+          result = { grid, figures: await changeFigures(change, grid, request.threshold), empty: false };
         else {
           const body =
             format === 'tif'

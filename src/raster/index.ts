@@ -6,8 +6,8 @@ export {
   type Permit,
 } from './admission.js';
 export { type AoiPixels, aoiPixels } from './aoi-pixels.js';
-export { colourReliefFile, type HeightRange, type Rgb, rampColour, VIRIDIS } from './colour-ramp.js';
 export { CHANGE_RAMP, type ChangeStop, changeColour, changeColourFile } from './change-ramp.js';
+export { colourReliefFile, type HeightRange, type Rgb, rampColour, VIRIDIS } from './colour-ramp.js';
 export { type ChangeFigures, type ChangeMass, heightsOnGrid, subtractInPlace } from './dsm-change.js';
 export {
   type ChangeRenderRequest,

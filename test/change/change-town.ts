@@ -39,7 +39,13 @@ export async function changeTown(): Promise<ChangeTown> {
   }
   const hurricane = surveys.get(HURRICANE) as Survey;
   const { DetailDsm: _, ...imagery } = hurricane.assets;
-  surveys.set(NO_DSM, { ...hurricane, id: NO_DSM, captureDate: '2025-11-02', lastPhotoTime: '2025-11-02T16:00:00.000Z', assets: imagery });
+  surveys.set(NO_DSM, {
+    ...hurricane,
+    id: NO_DSM,
+    captureDate: '2025-11-02',
+    lastPhotoTime: '2025-11-02T16:00:00.000Z',
+    assets: imagery,
+  });
 
   const api = await startApi({ env: { NADIR_STORAGE: town.dataDir, NADIR_LOG_LEVEL: 'warn' } });
   for (const survey of surveys.values()) await api.services.catalogue.put(survey);

@@ -40,7 +40,16 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
   });
 
   async function download(file: string, size: number, baseline?: string, name = file): Promise<string> {
-    const url = changeUrl({ after: HURRICANE, baseline, lon: STORE.lon, lat: STORE.lat, radius: RADIUS, size, token, file });
+    const url = changeUrl({
+      after: HURRICANE,
+      baseline,
+      lon: STORE.lon,
+      lat: STORE.lat,
+      radius: RADIUS,
+      size,
+      token,
+      file,
+    });
     const response = await town.api.get(url);
     assert.equal(response.status, 200, `${file}: ${await response.clone().text()}`);
     const path = join(scratch.path, `${size}-${name}`);
@@ -55,9 +64,26 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
     const out = join(scratch.path, `ref-${surveyId}-${size}.tif`);
     const [minX, minY, maxX, maxY] = aoiBounds(STORE.lon, STORE.lat, RADIUS);
     await run('gdalwarp', [
-      '-overwrite', '-q', '-t_srs', 'EPSG:3857', '-te', `${minX}`, `${minY}`, `${maxX}`, `${maxY}`,
-      '-ts', `${size}`, `${size}`, '-r', 'bilinear', '-ot', 'Float32', '-dstnodata', `${NODATA}`,
-      join(town.dataDir, asset.uri), out,
+      '-overwrite',
+      '-q',
+      '-t_srs',
+      'EPSG:3857',
+      '-te',
+      `${minX}`,
+      `${minY}`,
+      `${maxX}`,
+      `${maxY}`,
+      '-ts',
+      `${size}`,
+      `${size}`,
+      '-r',
+      'bilinear',
+      '-ot',
+      'Float32',
+      '-dstnodata',
+      `${NODATA}`,
+      join(town.dataDir, asset.uri),
+      out,
     ]);
     return (await readRaster(out)).bands[0] as Float64Array;
   }
@@ -94,7 +120,12 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
   test('the tif is Float32 EPSG:3857 on the same grid as DetailDsm, nodata -9999; world files match', async () => {
     const size = 500;
     const change = await gdalinfo(await download('DsmChange.tif', size, BEFORE));
-    const query = new URLSearchParams({ transactionToken: token, point: `${STORE.lon},${STORE.lat}`, radius: `${RADIUS}`, size: `${size}x${size}` });
+    const query = new URLSearchParams({
+      transactionToken: token,
+      point: `${STORE.lon},${STORE.lat}`,
+      radius: `${RADIUS}`,
+      size: `${size}x${size}`,
+    });
     const dsmResponse = await town.api.get(`/staticmap/v2/surveys/${HURRICANE}/DetailDsm.tif?${query}`);
     assert.equal(dsmResponse.status, 200);
     const dsmPath = join(scratch.path, 'dsm.tif');
@@ -110,7 +141,16 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
 
     for (const format of ['tfw', 'pgw', 'jgw']) {
       const response = await town.api.get(
-        changeUrl({ after: HURRICANE, baseline: BEFORE, lon: STORE.lon, lat: STORE.lat, radius: RADIUS, size, token, file: `DsmChange.${format}` }),
+        changeUrl({
+          after: HURRICANE,
+          baseline: BEFORE,
+          lon: STORE.lon,
+          lat: STORE.lat,
+          radius: RADIUS,
+          size,
+          token,
+          file: `DsmChange.${format}`,
+        }),
       );
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('content-type'), 'text/plain');
@@ -149,7 +189,15 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
   });
 
   test('without baseline the newest earlier survey over the AOI is the baseline', async () => {
-    const url = changeUrl({ after: HURRICANE, lon: STORE.lon, lat: STORE.lat, radius: RADIUS, size: 100, token, file: 'DsmChange.json' });
+    const url = changeUrl({
+      after: HURRICANE,
+      lon: STORE.lon,
+      lat: STORE.lat,
+      radius: RADIUS,
+      size: 100,
+      token,
+      file: 'DsmChange.json',
+    });
     const response = await town.api.get(url);
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-survey-ids'), `${HURRICANE},${BEFORE}`);
@@ -158,13 +206,25 @@ describe('DsmChange: after - before on the DetailDsm grid', () => {
     assert.deepEqual(body.baseline, { id: BEFORE, captureDate: '2025-04-02' });
     // And an explicit older baseline is honoured.
     const older = await town.api.get(
-      changeUrl({ after: HURRICANE, baseline: OLDEST, lon: STORE.lon, lat: STORE.lat, radius: RADIUS, size: 100, token, file: 'DsmChange.json' }),
+      changeUrl({
+        after: HURRICANE,
+        baseline: OLDEST,
+        lon: STORE.lon,
+        lat: STORE.lat,
+        radius: RADIUS,
+        size: 100,
+        token,
+        file: 'DsmChange.json',
+      }),
     );
     assert.equal(((await older.json()) as { baseline: { id: string } }).baseline.id, OLDEST);
   });
 
   test('every answer with one token bills one transaction', async () => {
     const usage = await town.api.services.accounts.usage(town.accountId);
-    assert.equal(usage.months.reduce((sum, month) => sum + month.transactions, 0), 1);
+    assert.equal(
+      usage.months.reduce((sum, month) => sum + month.transactions, 0),
+      1,
+    );
   });
 });

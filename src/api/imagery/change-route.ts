@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { type SurveyCatalogue, compareNewestFirst } from '../../catalogue/catalogue.js';
+import { compareNewestFirst, type SurveyCatalogue } from '../../catalogue/catalogue.js';
 import type { Asset, Survey } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { NadirError } from '../../errors.js';

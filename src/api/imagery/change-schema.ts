@@ -38,7 +38,7 @@ export const ChangeQuerySchema = Type.Object({
 export const changeRouteSchema = {
   summary: 'Height change of the AOI between two surveys (DsmChange): GeoTIFF, picture, world file or figures',
   description:
-    'Both surveys\' DetailDsm warped onto the DetailDsm grid of this AOI and size, then after - before. The first ' +
+    "Both surveys' DetailDsm warped onto the DetailDsm grid of this AOI and size, then after - before. The first " +
     'successful answer with a token counts one transaction, as for every image.',
   tags: ['raster'],
   params: ChangeParamsSchema,
