@@ -8,6 +8,7 @@ import type { HeightRange } from './colour-ramp.js';
 import {
   type ChangeFigures,
   changeFigures,
+  type HeightChange,
   heightChange,
   writeChangeGeoTiff,
   writeChangePicture,
@@ -163,30 +164,54 @@ export class RasterEngine {
     const permit = await this.admission.acquire(this.cost('change', format, size), request.signal);
     const started = performance.now();
     const scratch = new Scratch();
-    const after = await this.#open(request.after.uri);
     try {
-      const before = await this.#open(request.before.uri);
+      const change = await this.#heightChange(request.after, request.before, grid);
       let result: Omit<ChangeRenderResult, 'timings'>;
-      try {
-        const change = await heightChange(after, before, grid, this.tuning);
-        if (change.compared === 0) result = { grid, empty: true };
-        else if (format === 'json')
-          result = { grid, figures: await changeFigures(change, grid, request.threshold), empty: false };
-        else {
-          const body =
-            format === 'tif'
-              ? await writeChangeGeoTiff(change.change, grid, this.tuning, scratch)
-              : await writeChangePicture(change.change, grid, format, this.encoding, scratch);
-          result = { grid, file: { body, contentType: CONTENT_TYPE[format], fileExtension: format }, empty: false };
-        }
-      } finally {
-        before.close();
+      if (change.compared === 0) result = { grid, empty: true };
+      else if (format === 'json') {
+        result = { grid, figures: await changeFigures(change, grid, request.threshold), empty: false };
+      } else {
+        const body =
+          format === 'tif'
+            ? await writeChangeGeoTiff(change.change, grid, this.tuning, scratch)
+            : await writeChangePicture(change.change, grid, format, this.encoding, scratch);
+        result = { grid, file: { body, contentType: CONTENT_TYPE[format], fileExtension: format }, empty: false };
       }
       return { ...result, timings: { queueMs: started - queued, renderMs: performance.now() - started } };
     } finally {
-      after.close();
       await scratch.releaseAll();
       permit.release();
+    }
+  }
+
+  /**
+   * after - before of two DSMs on any grid (a map tile's: tileGrid), with the admission of a
+   * change GeoTIFF of that many pixels: the values a DsmChange.tif of that grid would hold.
+   */
+  async heightChangeOn(
+    after: Pick<Asset, 'uri'>,
+    before: Pick<Asset, 'uri'>,
+    grid: AoiGrid,
+    signal?: AbortSignal,
+  ): Promise<HeightChange> {
+    const permit = await this.admission.acquire(this.cost('change', 'tif', grid.size), signal);
+    try {
+      return await this.#heightChange(after, before, grid);
+    } finally {
+      permit.release();
+    }
+  }
+
+  async #heightChange(after: Pick<Asset, 'uri'>, before: Pick<Asset, 'uri'>, grid: AoiGrid): Promise<HeightChange> {
+    const opened = await Promise.allSettled([this.#open(after.uri), this.#open(before.uri)]);
+    try {
+      const [afterSource, beforeSource] = opened.map((result) => {
+        if (result.status === 'rejected') throw result.reason;
+        return result.value;
+      }) as [gdal.Dataset, gdal.Dataset];
+      return await heightChange(afterSource, beforeSource, grid, this.tuning);
+    } finally {
+      for (const result of opened) if (result.status === 'fulfilled') result.value.close();
     }
   }
 

@@ -8,7 +8,13 @@ export {
 export { type AoiPixels, aoiPixels } from './aoi-pixels.js';
 export { CHANGE_RAMP, type ChangeStop, changeColour, changeColourFile } from './change-ramp.js';
 export { colourReliefFile, type HeightRange, type Rgb, rampColour, VIRIDIS } from './colour-ramp.js';
-export { type ChangeFigures, type ChangeMass, heightsOnGrid, subtractInPlace } from './dsm-change.js';
+export {
+  type ChangeFigures,
+  type ChangeMass,
+  type HeightChange,
+  heightsOnGrid,
+  subtractInPlace,
+} from './dsm-change.js';
 export {
   type ChangeRenderRequest,
   type ChangeRenderResult,
