@@ -1,10 +1,11 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { compareNewestFirst, type SurveyCatalogue } from '../../catalogue/catalogue.js';
-import type { Asset, Survey } from '../../catalogue/survey.js';
+import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
+import { pairById } from '../../catalogue/change-pair.js';
+import type { Survey } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { NadirError } from '../../errors.js';
-import { type Aoi, aoiLonLatBounds } from '../../geo/aoi.js';
+import { aoiLonLatBounds } from '../../geo/aoi.js';
 import { parseSize } from '../../geo/aoi-grid.js';
 import { aoiPixels, type RasterEngine } from '../../raster/index.js';
 import {
@@ -34,62 +35,6 @@ export interface ChangeRouteParts {
   clock: Clock;
 }
 
-type DsmSurvey = Survey & { assets: { DetailDsm: Asset } };
-
-function requireDsm(survey: Survey | undefined, id: string, parameter: string): DsmSurvey {
-  if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `No survey with id "${id.slice(0, 64)}"`, { parameter });
-  if (!survey.assets.DetailDsm) {
-    throw new NadirError('CONTENT_NOT_FOUND', `Survey ${survey.id} has no DetailDsm to compare`, { parameter });
-  }
-  return survey as DsmSurvey;
-}
-
-/**
- * The baseline: the one asked for, which must be another survey captured before `after` (the
- * catalogue's order: captureDate, then lastPhotoTime), or else the newest such survey with
- * DetailDsm whose footprint meets the AOI.
- */
-async function findBaseline(
-  catalogue: ChangeRouteParts['catalogue'],
-  after: DsmSurvey,
-  aoi: Aoi,
-  requested: string | undefined,
-): Promise<DsmSurvey> {
-  if (requested !== undefined) {
-    if (requested === after.id) {
-      throw new NadirError('SAME_SURVEY', 'baseline is the survey itself: a change needs two surveys', {
-        parameter: 'baseline',
-      });
-    }
-    const baseline = requireDsm(await catalogue.get(requested), requested, 'baseline');
-    if (compareNewestFirst(after, baseline) >= 0) {
-      throw new NadirError(
-        'BASELINE_NOT_EARLIER',
-        `baseline ${baseline.id} (${baseline.captureDate}) was not captured before ${after.id} (${after.captureDate}): ` +
-          'put the later survey in the path',
-        { parameter: 'baseline' },
-      );
-    }
-    return baseline;
-  }
-  const { surveys } = await catalogue.search({
-    area: aoiLonLatBounds(aoi),
-    types: ['DetailDsm'],
-    until: after.captureDate,
-    order: 'newest',
-    limit: 100,
-    offset: 0,
-  });
-  const earlier = surveys.find((survey) => compareNewestFirst(after, survey) < 0);
-  if (!earlier) {
-    throw new NadirError(
-      'NO_BASELINE',
-      `No survey with DetailDsm captured before ${after.captureDate} covers this area: nothing to compare ${after.id} with`,
-    );
-  }
-  return earlier as DsmSurvey;
-}
-
 function disjoint(after: Survey, baseline: Survey): NadirError {
   return new NadirError(
     'SURVEYS_DISJOINT',
@@ -116,8 +61,7 @@ export function registerChangeRoute(app: FastifyInstance, parts: ChangeRoutePart
       verifyImageryRequest(tokens, accounts, { token: query.transactionToken, ...aoi }, clock()),
     );
     const { after, baseline } = await timedStep(request, 'catalogue', async () => {
-      const after = requireDsm(await catalogue.get(surveyId), surveyId, 'surveyId');
-      return { after, baseline: await findBaseline(catalogue, after, aoi, query.baseline) };
+      return pairById(catalogue, surveyId, query.baseline, aoiLonLatBounds(aoi), 'surveyId');
     });
     if (aoiPixels(aoi, after, after.assets.DetailDsm) === 'none') {
       throw new NadirError('NO_IMAGERY', `Survey ${after.id} has no DetailDsm in this area; nothing was billed`);
