@@ -58,6 +58,8 @@ const ROUTE_WORDS = [
   'map',
   'map.js',
   'map.css',
+  'change-layer.js',
+  'change-layer.css',
   'leaflet',
   'leaflet.js',
   'leaflet.css',
