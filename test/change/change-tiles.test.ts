@@ -147,6 +147,18 @@ describe('DsmChange tiles', () => {
     assert.equal((await errorBody(response)).code, 'NO_IMAGERY');
   });
 
+  test("every tile answered 200 counts in the account's tile usage, refusals and 304s do not", async () => {
+    const { services } = town.api;
+    const tilesCounted = async () => {
+      await services.tileUsage.flush();
+      return (await services.accounts.usage(town.accountId)).months.reduce((sum, month) => sum + month.tiles, 0);
+    };
+    const before = await tilesCounted();
+    assert.equal((await town.api.get(`${path}?apikey=${town.apiKey}&after=${HURRICANE}`)).status, 200);
+    assert.equal((await town.api.get(`${path}?apikey=${town.apiKey}&since=2025-06-01`)).status, 404);
+    assert.equal(await tilesCounted(), before + 1);
+  });
+
   test('the OpenAPI document lists both DsmChange endpoints', async () => {
     const document = (await (await town.api.get('/openapi.json')).json()) as { paths: Record<string, unknown> };
     assert.ok(document.paths['/tiles/v3/DsmChange/{z}/{x}/{file}']);
