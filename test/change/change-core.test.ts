@@ -16,7 +16,7 @@ describe('change core', () => {
   });
 
   test('subtraction over more than one slice counts every pixel', async () => {
-    const size = (1 << 20) + 7;
+    const size = (1 << 18) * 3 + 7;
     const after = new Float32Array(size).fill(3);
     const before = new Float32Array(size).fill(1);
     before[size - 1] = N;
