@@ -71,6 +71,8 @@ describe('DsmChange tiles', () => {
     assert.equal(response.headers.get('content-type'), 'image/png');
     assert.equal(response.headers.get('x-survey-ids'), `${HURRICANE},${BEFORE}`);
     assert.ok(response.headers.get('x-ratelimit-limit'));
+    // Answered by its own fastify route: the tile lane (the stored-tile hot path) never takes it.
+    assert.doesNotMatch(response.headers.get('server-timing') ?? '', /\blane;dur=/);
     assert.match(response.headers.get('cache-control') ?? '', /max-age=86400/);
     const picture = await png(response, 'tile.png');
     const [afterHeights, beforeHeights] = await Promise.all([reference(HURRICANE), reference(BEFORE)]);
