@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RasterEngine } from '../raster/index.js';
+import type { ChangeTiles } from '../tiles/change-tiles.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
@@ -14,6 +15,7 @@ import { registerStacRoutes } from './gis/stac-route.js';
 import { registerTileJsonRoute } from './gis/tilejson-route.js';
 import { registerWmtsRoutes } from './gis/wmts-route.js';
 import { createHttpServer } from './http-server.js';
+import { registerChangeRoute } from './imagery/change-route.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
@@ -21,6 +23,7 @@ import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
 import { MAX_PATH_SEGMENT } from './schemas.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
+import { registerChangeTileRoute } from './tiles/change-tile-route.js';
 import { TileLane } from './tiles/tile-lane.js';
 import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
@@ -35,6 +38,7 @@ export interface ServerParts {
   tokens: TokenCodec;
   raster: RasterEngine;
   tiles: TileResponder;
+  changeTiles: ChangeTiles;
   rateLimiter: Pick<RateLimiter, 'ping'>;
 }
 
@@ -44,7 +48,7 @@ export interface ServerParts {
  * shape the answer.
  */
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
-  const { config, clock, accounts, catalogue, tokens, raster, tiles, rateLimiter } = parts;
+  const { config, clock, accounts, catalogue, tokens, raster, tiles, changeTiles, rateLimiter } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const app = Fastify({
@@ -90,7 +94,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
   registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
+  registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });
+  registerChangeTileRoute(app, { keys: accounts, tiles, changeTiles, clock });
   const { publicUrl } = config;
   await registerStacRoutes(app, { keys: accounts, catalogue, publicUrl });
   registerTileJsonRoute(app, { keys: accounts, catalogue, clock, publicUrl });

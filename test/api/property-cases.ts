@@ -1258,6 +1258,8 @@ export const FIXED_ROUTES: ReadonlyArray<[string, string]> = [
   ['/', 'text/html'],
   ['/map/map.js', 'text/javascript'],
   ['/map/map.css', 'text/css'],
+  ['/map/change-layer.js', 'text/javascript'],
+  ['/map/change-layer.css', 'text/css'],
   ['/map/leaflet/leaflet.js', 'text/javascript'],
   ['/map/leaflet/leaflet.css', 'text/css'],
   ['/map/leaflet/images/layers.png', 'image/png'],

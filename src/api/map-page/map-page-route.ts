@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { CHANGE_RAMP } from '../../raster/index.js';
 
 /**
  * `GET /`: a Leaflet map over the tile endpoints (issue #5). Everything it loads comes from this
@@ -15,6 +16,7 @@ const PAGE_DIR = fileURLToPath(new URL('../../../src/api/map-page/page/', import
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
 const LEAFLET_IMAGES = ['layers.png', 'layers-2x.png', 'marker-icon.png', 'marker-icon-2x.png', 'marker-shadow.png'];
 const DEMO_KEY_PLACEHOLDER = '<!--nadir-demo-key-->';
+const RAMP_PLACEHOLDER = '/*nadir-change-ramp*/ [];';
 
 const TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
@@ -29,6 +31,8 @@ const PAGE_CSP = [
   "style-src 'self'",
   // data: for Leaflet's transparent error tile.
   "img-src 'self' data:",
+  // The DsmChange overlay asks the coverage endpoint which surveys are under the map.
+  "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
@@ -65,8 +69,11 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
   const files = new Map<string, StaticFile>([
     ['/', { body: html.replace(DEMO_KEY_PLACEHOLDER, meta), type: TYPES.html!, cacheControl: 'private, no-cache' }],
   ]);
-  for (const name of ['map.js', 'map.css']) {
-    const body = await readFile(join(PAGE_DIR, name));
+  for (const name of ['map.js', 'map.css', 'change-layer.js', 'change-layer.css']) {
+    let body: Buffer | string = await readFile(join(PAGE_DIR, name));
+    // The DsmChange legend draws the ramp the tiles are coloured with.
+    if (name === 'change-layer.js')
+      body = body.toString('utf8').replace(RAMP_PLACEHOLDER, `${JSON.stringify(CHANGE_RAMP)};`);
     files.set(`/map/${name}`, { body, type: TYPES[name.split('.').pop()!]!, cacheControl: 'no-cache' });
   }
   const leaflet = [...['leaflet.js', 'leaflet.css'], ...LEAFLET_IMAGES.map((name) => `images/${name}`)];

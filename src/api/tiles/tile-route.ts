@@ -28,7 +28,7 @@ export function tileRouter(app: FastifyInstance): (path: string) => TilePath | u
   };
 }
 
-function setHeaders(reply: FastifyReply, headers: HeaderPairs): void {
+export function setHeaders(reply: FastifyReply, headers: HeaderPairs): void {
   for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
 }
 
@@ -36,19 +36,16 @@ function reportTimings(request: FastifyRequest, timings: Timing[]): void {
   for (const [name, milliseconds] of timings) addServerTiming(request, name, milliseconds);
 }
 
-/** Admission and answer of one tile request, for every route that serves tiles of the tile core. */
-export interface TileAnswerers {
-  /**
-   * Before anything else (even parameter validation): who is asking, and is it within its rate
-   * limit. So every tile answer but a 401 carries the X-RateLimit-* headers, and bad requests count.
-   */
-  admit(request: FastifyRequest, reply: FastifyReply): Promise<void>;
-  /** The tile core's answer to `query`, asked by the admitted caller of `request`. */
-  answer(request: FastifyRequest, reply: FastifyReply, query: TileQuery): Promise<FastifyReply>;
-}
-
-export function tileAnswerers({ keys, tiles }: Pick<TileRouteParts, 'keys' | 'tiles'>): TileAnswerers {
-  async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/**
+ * Before anything else (even parameter validation): who is asking, and is it within its rate
+ * limit. So every tile answer but a 401 carries the X-RateLimit-* headers, and bad requests count.
+ * An onRequest hook for every tile route.
+ */
+export function tileAdmission(
+  keys: ApiKeyVerifier,
+  tiles: Pick<TileResponder, 'admit'>,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
     const caller = await authenticate(keys, request);
     try {
       setHeaders(reply, await tiles.admit(caller));
@@ -57,7 +54,18 @@ export function tileAnswerers({ keys, tiles }: Pick<TileRouteParts, 'keys' | 'ti
       setHeaders(reply, error.headers);
       throw error.cause;
     }
-  }
+  };
+}
+
+/** Admission and answer of one tile request, for every route that serves tiles of the tile core. */
+export interface TileAnswerers {
+  admit(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** The tile core's answer to `query`, asked by the admitted caller of `request`. */
+  answer(request: FastifyRequest, reply: FastifyReply, query: TileQuery): Promise<FastifyReply>;
+}
+
+export function tileAnswerers({ keys, tiles }: Pick<TileRouteParts, 'keys' | 'tiles'>): TileAnswerers {
+  const admit = tileAdmission(keys, tiles);
 
   async function answer(request: FastifyRequest, reply: FastifyReply, parsed: TileQuery): Promise<FastifyReply> {
     const query = request.query as TileQueryString;

@@ -156,6 +156,8 @@
   let tiles = null;
   const map = L.map(mapElement, { crs: MERCATOR, maxZoom: MAX_ZOOM, attributionControl: false });
   L.control.attribution({ prefix: 'Leaflet | nadir' }).addTo(map);
+  // For overlays in scripts of their own (change-layer.js).
+  mapElement.nadirMap = map;
 
   const initial = readHash();
   const start = MERCATOR.latLngToPoint(L.latLng(initial.view.lat, initial.view.lng), 0);
