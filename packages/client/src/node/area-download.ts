@@ -57,7 +57,9 @@ export async function planArea(
   if (format === 'tif') {
     for (const image of images) {
       const fileName = `${image.captureDate ? `${image.captureDate}_` : ''}${image.surveyId}_${image.type}.vrt`;
-      const mosaic = mosaics.get(fileName) ?? { fileName, surveyId: image.surveyId, type: image.type, cells: 0 };
+      // planDownload was given raster types only, so every image is of one.
+      const type = image.type as RasterType;
+      const mosaic = mosaics.get(fileName) ?? { fileName, surveyId: image.surveyId, type, cells: 0 };
       mosaic.cells++;
       mosaics.set(fileName, mosaic);
     }
