@@ -4,12 +4,13 @@
  * rule": types differ, so one size for all would over- or under-sample one of them).
  */
 import { type Aoi, type ImageSize, nativeImageSize } from './area.js';
-import type { ImageryType, RasterFormat, Survey } from './types.js';
+import type { ImageryType, RasterFormat, RasterType, Survey } from './types.js';
 
-export interface PlannedImage extends ImageSize {
+/** Generic in the type, so a plan of raster types stays typed as one (no DsmChange in it). */
+export interface PlannedImage<T extends ImageryType = ImageryType> extends ImageSize {
   surveyId: string;
   captureDate: string | undefined;
-  type: ImageryType;
+  type: T;
   format: RasterFormat;
   /** DsmChange: the earlier survey the change is counted from. */
   baseline?: { id: string; captureDate: string | undefined };
@@ -25,10 +26,10 @@ export interface PlanOptions {
   baseline?: string;
 }
 
-export interface DownloadPlan {
-  images: PlannedImage[];
+export interface DownloadPlan<T extends ImageryType = ImageryType> {
+  images: PlannedImage<T>[];
   /** Surveys and types asked for that the survey does not have. */
-  missing: { surveyId: string; type: ImageryType }[];
+  missing: { surveyId: string; type: T }[];
 }
 
 export function imageFileName(
@@ -57,19 +58,19 @@ function baselineOf(surveys: Survey[], index: number, chosen: string | undefined
 }
 
 /** The images to fetch for these surveys (as coverage returned them, pixelSizes included). */
-export function planDownload(
+export function planDownload<T extends ImageryType>(
   surveys: Survey[],
-  types: ImageryType[],
+  types: T[],
   format: RasterFormat,
   aoi: Aoi,
   options: PlanOptions = {},
-): DownloadPlan {
-  const images: PlannedImage[] = [];
-  const missing: DownloadPlan['missing'] = [];
+): DownloadPlan<T> {
+  const images: PlannedImage<T>[] = [];
+  const missing: DownloadPlan<T>['missing'] = [];
   for (const [index, survey] of surveys.entries()) {
     for (const type of types) {
       // A change is on the DetailDsm grid, so it is sized as the after survey's DetailDsm.
-      const gsd = survey.pixelSizes?.[type === 'DsmChange' ? 'DetailDsm' : type];
+      const gsd = survey.pixelSizes?.[type === 'DsmChange' ? 'DetailDsm' : (type as RasterType)];
       const baseline = type === 'DsmChange' ? baselineOf(surveys, index, options.baseline) : undefined;
       if (gsd === undefined || (type === 'DsmChange' && (!baseline || baseline.id === survey.id))) {
         missing.push({ surveyId: survey.id, type });

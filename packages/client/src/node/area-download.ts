@@ -15,7 +15,7 @@ import { mosaicVrt } from './vrt.js';
 
 export const CELLS_FOLDER = 'cells';
 
-export interface CellImage extends PlannedImage {
+export interface CellImage extends PlannedImage<RasterType> {
   row: number;
   column: number;
 }
@@ -57,9 +57,7 @@ export async function planArea(
   if (format === 'tif') {
     for (const image of images) {
       const fileName = `${image.captureDate ? `${image.captureDate}_` : ''}${image.surveyId}_${image.type}.vrt`;
-      // planDownload was given raster types only, so every image is of one.
-      const type = image.type as RasterType;
-      const mosaic = mosaics.get(fileName) ?? { fileName, surveyId: image.surveyId, type, cells: 0 };
+      const mosaic = mosaics.get(fileName) ?? { fileName, surveyId: image.surveyId, type: image.type, cells: 0 };
       mosaic.cells++;
       mosaics.set(fileName, mosaic);
     }
