@@ -3,36 +3,35 @@
  * with), on `fetch` alone, so it runs in Node 20 and in browsers. Retries and rate-limit waits
  * are retry.ts's; transaction tokens are kept in a TokenStore and reused for their 30 days.
  */
-import { type Aoi, checkAoi, pointParameter } from './area.js';
+import { type Aoi, checkAoi } from './area.js';
+import { type DsmChangeFiguresRequest, type DsmChangeTileRequest, dsmChangeTilePath } from './change.js';
 import { NadirUsageError, TransactionTokenError } from './errors.js';
-import { checkTile, type TileXYZ } from './panorama.js';
+import * as gis from './gis.js';
+import { type CoverageOptions, coverageParameters, oneOf } from './query.js';
 import {
-  type CoverageOptions,
-  coverageParameters,
-  type DateFilters,
-  dateFilterParameters,
-  oneOf,
-  rasterType,
-  type TagFilters,
-  tagFilterParameters,
-  tileType,
-} from './query.js';
+  type CallOptions,
+  type ImageryRequest,
+  imageryParameters,
+  imageryPath,
+  type TileRequest,
+  type Transport,
+  tileParameters,
+  tilePath,
+} from './requests.js';
 import { DEFAULT_RETRY_POLICY, type RetryContext, type RetryPolicy, type RetryWait, sendWithRetry } from './retry.js';
+import * as stac from './stac.js';
 import { MemoryTokenStore, TOKEN_LIFETIME_MS, type TokenStore, tokenScope, tokenServes } from './token-store.js';
-import {
-  type CoverageResponse,
-  type HealthResponse,
-  RASTER_FORMATS,
-  type RasterFormat,
-  type RasterType,
-  type ReadyResponse,
-  type Survey,
-  TILE_FORMATS,
-  type TileFormat,
-  type TileType,
-  type VersionResponse,
+import type {
+  CoverageResponse,
+  DsmChangeFigures,
+  HealthResponse,
+  ReadyResponse,
+  Survey,
+  VersionResponse,
 } from './types.js';
 import { type Clock, type Sleep, timerSleep } from './waiting.js';
+
+export type { CallOptions, ImageryRequest, TileRequest } from './requests.js';
 
 export interface NadirClientOptions {
   /** The server, e.g. `https://imagery.example.com` (a path prefix is kept). */
@@ -57,29 +56,6 @@ export interface NadirClientOptions {
   sendKeyIn?: 'query' | 'header';
 }
 
-export interface CallOptions {
-  signal?: AbortSignal;
-}
-
-export interface ImageryRequest {
-  surveyId: string;
-  type: RasterType;
-  format: RasterFormat;
-  aoi: Aoi;
-  /** Pixels per side, 1..5000 (nativeImageSize gives a type's native size). */
-  size: number;
-}
-
-export interface TileRequest extends DateFilters, TagFilters {
-  type: TileType;
-  tile: TileXYZ;
-  format: TileFormat;
-  /** One survey's tile (the tile-by-survey endpoint) instead of the newest imagery there. */
-  surveyId?: string;
-  /** Location tiles: oldest survey on top instead of the newest. */
-  mosaic?: 'latest' | 'earliest';
-}
-
 export interface RateLimitState {
   limit: number;
   remaining: number;
@@ -95,14 +71,6 @@ export interface TileAnswer {
   surveyIds: string[];
 }
 
-const SURVEY_ID = /^[A-Za-z0-9._~-]{1,128}$/;
-
-function checkSurveyId(id: unknown): string {
-  if (typeof id !== 'string' || !SURVEY_ID.test(id))
-    throw new NadirUsageError(`surveyId must be a survey id from coverage, got ${JSON.stringify(id)}`);
-  return id;
-}
-
 export class NadirClient {
   readonly baseUrl: string;
   readonly #apiKey: string;
@@ -111,6 +79,7 @@ export class NadirClient {
   readonly #clock: Clock;
   readonly #retry: RetryContext;
   readonly #keyInHeader: boolean;
+  readonly #transport: Transport;
   #rateLimit: RateLimitState | undefined;
 
   constructor(options: NadirClientOptions) {
@@ -138,6 +107,11 @@ export class NadirClient {
       random: options.random ?? Math.random,
       ...(options.onRetryWait ? { onWait: options.onRetryWait } : {}),
     };
+    this.#transport = {
+      baseUrl: this.baseUrl,
+      apiKey: this.#apiKey,
+      get: (url, params, withKey, signal) => this.#get(url, params, withKey, signal),
+    };
   }
 
   /** The last rate-limit headers a tile answer carried. */
@@ -145,13 +119,20 @@ export class NadirClient {
     return this.#rateLimit;
   }
 
+  /** `path` under baseUrl, or an absolute URL the server handed out (a STAC `next` link). */
   async #get(path: string, params: URLSearchParams, withKey: boolean, signal?: AbortSignal): Promise<Response> {
+    const url = new URL(/^https?:/.test(path) ? path : `${this.baseUrl}${path}`);
+    // The key goes to this server only: a link elsewhere would hand it to whoever is there.
+    if (url.origin !== new URL(this.baseUrl).origin)
+      throw new NadirUsageError(`the server linked to ${url.origin}, not ${new URL(this.baseUrl).origin}`);
+    // A link repeats the key when it came in the query; it is set again as this client sends it.
+    url.searchParams.delete('apikey');
+    for (const [name, value] of params) url.searchParams.set(name, value);
     const headers: Record<string, string> = {};
     if (withKey && this.#keyInHeader) headers.authorization = `Apikey ${this.#apiKey}`;
-    else if (withKey) params.set('apikey', this.#apiKey);
-    const query = params.toString();
-    const url = `${this.baseUrl}${path}${query ? `?${query}` : ''}`;
-    return sendWithRetry(() => this.#fetch(url, { headers, ...(signal ? { signal } : {}) }), this.#retry, signal);
+    else if (withKey) url.searchParams.set('apikey', this.#apiKey);
+    const href = url.href;
+    return sendWithRetry(() => this.#fetch(href, { headers, ...(signal ? { signal } : {}) }), this.#retry, signal);
   }
 
   async #json<T>(path: string, params: URLSearchParams, withKey: boolean, signal?: AbortSignal): Promise<T> {
@@ -262,17 +243,19 @@ export class NadirClient {
    * the rate-limit window is used up, waits for its reset first instead of collecting a 429.
    */
   async tile(request: TileRequest, options: CallOptions = {}): Promise<TileAnswer | undefined> {
-    const path = tilePath(request);
-    const params = tileParameters(request);
+    return this.#tileAt(tilePath(request), tileParameters(request), options.signal);
+  }
+
+  async #tileAt(path: string, params: URLSearchParams, signal?: AbortSignal): Promise<TileAnswer | undefined> {
     const known = this.#rateLimit;
     const now = this.#clock();
     if (known && known.remaining <= 0 && known.resetAt > now) {
       this.#retry.onWait?.({ why: 'rate-limited', ms: known.resetAt - now, attempt: 0 });
-      await this.#retry.sleep(known.resetAt - now, options.signal);
+      await this.#retry.sleep(known.resetAt - now, signal);
     }
     let response: Response;
     try {
-      response = await this.#get(path, params, true, options.signal);
+      response = await this.#get(path, params, true, signal);
     } catch (error) {
       if ((error as { code?: string }).code === 'NO_IMAGERY') return undefined;
       throw error;
@@ -286,6 +269,80 @@ export class NadirClient {
     };
   }
 
+  /** `DsmChange.json`: lost and gained area and volume, billed as any image of the AOI (its token). */
+  async dsmChangeFigures(request: DsmChangeFiguresRequest, options: CallOptions = {}): Promise<DsmChangeFigures> {
+    const { after, ...rest } = request;
+    const response = await this.imagery({ ...rest, surveyId: after, type: 'DsmChange', format: 'json' }, options);
+    return (await response.json()) as DsmChangeFigures;
+  }
+
+  /** A change tile (PNG, transparent where unchanged), or undefined where there are not two surveys. */
+  dsmChangeTile(request: DsmChangeTileRequest, options: CallOptions = {}): Promise<TileAnswer | undefined> {
+    const { path, params } = dsmChangeTilePath(request);
+    return this.#tileAt(path, params, options.signal);
+  }
+
+  /** `.../DsmChange/{z}/{x}/{y}.png?...&apikey=...` for a map library's overlay. */
+  dsmChangeTileUrlTemplate(request: Omit<DsmChangeTileRequest, 'tile'>): string {
+    const { params } = dsmChangeTilePath({ ...request, tile: { z: 0, x: 0, y: 0 } });
+    params.set('apikey', this.#apiKey);
+    return `${this.baseUrl}/tiles/v3/DsmChange/{z}/{x}/{y}.png?${params}`;
+  }
+
+  /** TileJSON 3.0.0 of a tile layer (with filters) or of one survey's layer. */
+  tileJson(request: gis.TileJsonRequest, options: CallOptions = {}): Promise<gis.TileJson> {
+    return gis.tileJson(this.#transport, request, options);
+  }
+
+  wmtsCapabilitiesUrl(filters: gis.WmtsFilters = {}): string {
+    return gis.wmtsCapabilitiesUrl(this.#transport, filters);
+  }
+
+  wmtsCapabilities(filters: gis.WmtsFilters = {}, options: CallOptions = {}): Promise<string> {
+    return gis.wmtsCapabilities(this.#transport, filters, options);
+  }
+
+  /** A WMTS RESTful tile: the location tile of the layer as of `time`, as the tile endpoint answers it. */
+  wmtsTile(request: gis.WmtsTileRequest, options: CallOptions = {}): Promise<TileAnswer | undefined> {
+    const { path, params } = gis.wmtsTilePath(request);
+    return this.#tileAt(path, params, options.signal);
+  }
+
+  stacLanding(options: CallOptions = {}): Promise<stac.StacLanding> {
+    return stac.stacLanding(this.#transport, options);
+  }
+
+  stacConformance(options: CallOptions = {}): Promise<{ conformsTo: string[] }> {
+    return stac.stacConformance(this.#transport, options);
+  }
+
+  stacCollections(options: CallOptions = {}): Promise<{ collections: stac.StacCollection[]; links: stac.StacLink[] }> {
+    return stac.stacCollections(this.#transport, options);
+  }
+
+  stacCollection(id = 'surveys', options: CallOptions = {}): Promise<stac.StacCollection> {
+    return stac.stacCollection(this.#transport, id, options);
+  }
+
+  stacItem(surveyId: string, options: CallOptions = {}): Promise<stac.StacItem> {
+    return stac.stacItem(this.#transport, surveyId, options);
+  }
+
+  /** Every item of the `surveys` collection matching the options, newest first, across pages. */
+  stacItems(options: stac.StacSearchOptions = {}): AsyncGenerator<stac.StacItem> {
+    return stac.stacItemsOf(stac.stacPages(this.#transport, '/stac/v1/collections/surveys/items', options));
+  }
+
+  /** Every item of a search, newest first, following `next` links to the last page. */
+  stacSearch(options: stac.StacSearchOptions = {}): AsyncGenerator<stac.StacItem> {
+    return stac.stacItemsOf(this.stacSearchPages(options));
+  }
+
+  /** The search's pages as the server sends them (numberMatched, links). */
+  stacSearchPages(options: stac.StacSearchOptions = {}): AsyncGenerator<stac.StacItemCollection> {
+    return stac.stacPages(this.#transport, '/stac/v1/search', options);
+  }
+
   #noteRateLimit(headers: Headers): void {
     const limit = Number(headers.get('x-ratelimit-limit'));
     const remaining = Number(headers.get('x-ratelimit-remaining'));
@@ -293,44 +350,4 @@ export class NadirClient {
     if (![limit, remaining, reset].every((n) => Number.isFinite(n)) || !headers.has('x-ratelimit-limit')) return;
     this.#rateLimit = { limit, remaining, resetAt: reset * 1000 };
   }
-}
-
-function imageryPath(request: ImageryRequest): string {
-  const type = rasterType(request.type);
-  const format = oneOf('format', request.format, RASTER_FORMATS);
-  return `/staticmap/v2/surveys/${encodeURIComponent(checkSurveyId(request.surveyId))}/${type}.${format}`;
-}
-
-function imageryParameters(request: ImageryRequest, token: string): URLSearchParams {
-  const aoi = checkAoi(request.aoi);
-  const size = request.size;
-  if (!(Number.isInteger(size) && size >= 1 && size <= 5000))
-    throw new NadirUsageError(`size must be a whole number from 1 to 5000, got ${size}`);
-  return new URLSearchParams({
-    transactionToken: token,
-    point: pointParameter(aoi.point),
-    radius: String(aoi.radius),
-    size: `${size}x${size}`,
-  });
-}
-
-function tilePath(request: TileRequest): string {
-  const type = tileType(request.type);
-  const { z, x, y } = checkTile(request.tile);
-  const format = oneOf('format', request.format, TILE_FORMATS);
-  const survey =
-    request.surveyId === undefined ? '' : `/surveys/${encodeURIComponent(checkSurveyId(request.surveyId))}`;
-  return `/tiles/v3${survey}/${type}/${z}/${x}/${y}.${format}`;
-}
-
-function tileParameters(request: TileRequest): URLSearchParams {
-  const params = new URLSearchParams();
-  dateFilterParameters(request, params);
-  tagFilterParameters(request, params);
-  if (request.mosaic !== undefined) {
-    if (request.surveyId !== undefined)
-      throw new NadirUsageError('mosaic applies to location tiles, not to one survey');
-    params.set('mosaic', oneOf('mosaic', request.mosaic, ['latest', 'earliest']));
-  }
-  return params;
 }

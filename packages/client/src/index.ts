@@ -5,12 +5,23 @@
  */
 export * from './area.js';
 export * from './area-grid.js';
+export type { DsmChangeFiguresRequest, DsmChangeTileRequest } from './change.js';
 export * from './client.js';
 export * from './errors.js';
+export type { TileJson, TileJsonRequest, WmtsFilters, WmtsTileRequest } from './gis.js';
 export * from './panorama.js';
 export * from './plan.js';
 export type { CoverageOptions, DateFilters, TagFilters } from './query.js';
 export * from './retry.js';
+export type {
+  StacAsset,
+  StacCollection,
+  StacItem,
+  StacItemCollection,
+  StacLanding,
+  StacLink,
+  StacSearchOptions,
+} from './stac.js';
 export * from './tile-grid.js';
 export * from './token-store.js';
 export * from './types.js';

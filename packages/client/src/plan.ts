@@ -4,40 +4,75 @@
  * rule": types differ, so one size for all would over- or under-sample one of them).
  */
 import { type Aoi, type ImageSize, nativeImageSize } from './area.js';
-import type { RasterFormat, RasterType, Survey } from './types.js';
+import type { ImageryType, RasterFormat, RasterType, Survey } from './types.js';
 
-export interface PlannedImage extends ImageSize {
+/** Generic in the type, so a plan of raster types stays typed as one (no DsmChange in it). */
+export interface PlannedImage<T extends ImageryType = ImageryType> extends ImageSize {
   surveyId: string;
   captureDate: string | undefined;
-  type: RasterType;
+  type: T;
   format: RasterFormat;
-  /** `<captureDate>_<surveyId>_<type>.<format>`: sorts by date and says the survey and the type. */
+  /** DsmChange: the earlier survey the change is counted from. */
+  baseline?: { id: string; captureDate: string | undefined };
+  /**
+   * `<captureDate>_<surveyId>_<type>.<format>`: sorts by date and says the survey and the type;
+   * DsmChange adds its baseline: `<date>_<survey>_DsmChange_<baselineDate>_<baseline>.<format>`.
+   */
   fileName: string;
 }
 
-export interface DownloadPlan {
-  images: PlannedImage[];
+export interface PlanOptions {
+  /** DsmChange: this baseline for every later survey, instead of each one's next earlier survey. */
+  baseline?: string;
+}
+
+export interface DownloadPlan<T extends ImageryType = ImageryType> {
+  images: PlannedImage<T>[];
   /** Surveys and types asked for that the survey does not have. */
-  missing: { surveyId: string; type: RasterType }[];
+  missing: { surveyId: string; type: T }[];
 }
 
 export function imageFileName(
   survey: Pick<Survey, 'id' | 'captureDate'>,
-  type: RasterType,
+  type: ImageryType,
   format: RasterFormat,
+  baseline?: Pick<Survey, 'id' | 'captureDate'>,
 ): string {
   const date = survey.captureDate ? `${survey.captureDate}_` : '';
-  return `${date}${survey.id}_${type}.${format}`;
+  const since = baseline ? `_${baseline.captureDate ? `${baseline.captureDate}_` : ''}${baseline.id}` : '';
+  return `${date}${survey.id}_${type}${since}.${format}`;
+}
+
+/**
+ * The baseline of a DsmChange of `surveys[index]`: the given one if it is older in the list, else
+ * the next older survey with DetailDsm, as the server's default picks it from the same order
+ * (coverage lists newest first). Undefined when there is none: the change has nothing to compare.
+ */
+function baselineOf(surveys: Survey[], index: number, chosen: string | undefined): Survey | undefined {
+  if (chosen !== undefined) {
+    const at = surveys.findIndex((survey) => survey.id === chosen);
+    if (at === -1) return { id: chosen } as Survey;
+    return at > index ? surveys[at] : undefined;
+  }
+  return surveys.slice(index + 1).find((survey) => survey.pixelSizes?.DetailDsm !== undefined);
 }
 
 /** The images to fetch for these surveys (as coverage returned them, pixelSizes included). */
-export function planDownload(surveys: Survey[], types: RasterType[], format: RasterFormat, aoi: Aoi): DownloadPlan {
-  const images: PlannedImage[] = [];
-  const missing: DownloadPlan['missing'] = [];
-  for (const survey of surveys) {
+export function planDownload<T extends ImageryType>(
+  surveys: Survey[],
+  types: T[],
+  format: RasterFormat,
+  aoi: Aoi,
+  options: PlanOptions = {},
+): DownloadPlan<T> {
+  const images: PlannedImage<T>[] = [];
+  const missing: DownloadPlan<T>['missing'] = [];
+  for (const [index, survey] of surveys.entries()) {
     for (const type of types) {
-      const gsd = survey.pixelSizes?.[type];
-      if (gsd === undefined) {
+      // A change is on the DetailDsm grid, so it is sized as the after survey's DetailDsm.
+      const gsd = survey.pixelSizes?.[type === 'DsmChange' ? 'DetailDsm' : (type as RasterType)];
+      const baseline = type === 'DsmChange' ? baselineOf(surveys, index, options.baseline) : undefined;
+      if (gsd === undefined || (type === 'DsmChange' && (!baseline || baseline.id === survey.id))) {
         missing.push({ surveyId: survey.id, type });
         continue;
       }
@@ -46,7 +81,8 @@ export function planDownload(surveys: Survey[], types: RasterType[], format: Ras
         captureDate: survey.captureDate,
         type,
         format,
-        fileName: imageFileName(survey, type, format),
+        ...(baseline ? { baseline: { id: baseline.id, captureDate: baseline.captureDate } } : {}),
+        fileName: imageFileName(survey, type, format, baseline),
         ...nativeImageSize(aoi.radius, gsd),
       });
     }

@@ -15,7 +15,7 @@ import { mosaicVrt } from './vrt.js';
 
 export const CELLS_FOLDER = 'cells';
 
-export interface CellImage extends PlannedImage {
+export interface CellImage extends PlannedImage<RasterType> {
   row: number;
   column: number;
 }

@@ -89,7 +89,14 @@ export async function downloadImages(
       options.onStart?.(image);
       const current = image;
       const response = await client.imagery(
-        { surveyId: image.surveyId, type: image.type, format: image.format, aoi, size: image.size },
+        {
+          surveyId: image.surveyId,
+          type: image.type,
+          format: image.format,
+          aoi,
+          size: image.size,
+          ...(image.baseline ? { baseline: image.baseline.id } : {}),
+        },
         options.signal ? { signal: options.signal } : {},
       );
       const bytes = await saveResponse(response, path, {

@@ -5,7 +5,14 @@ import type { AreaGrid } from '../../area-grid.js';
 import type { NadirClient } from '../../client.js';
 import { type PlannedImage, planDownload } from '../../plan.js';
 import { oneOf, rasterType } from '../../query.js';
-import { RASTER_FORMATS, type RasterFormat, type RasterType, type Survey } from '../../types.js';
+import {
+  IMAGERY_TYPES,
+  type ImageryType,
+  RASTER_FORMATS,
+  type RasterFormat,
+  type RasterType,
+  type Survey,
+} from '../../types.js';
 import { CELLS_FOLDER, downloadArea, planArea } from '../area-download.js';
 import { type DownloadEvents, downloadImages } from '../download.js';
 import { FileTokenStore } from '../file-token-store.js';
@@ -29,27 +36,51 @@ export function rasterTypes(text: string): RasterType[] {
   return [...new Set(parsed)];
 }
 
+/** Download types: the raster types and DsmChange. */
+export function imageryTypes(text: string): ImageryType[] {
+  const parsed = asUsage(() => text.split(',').map((type) => oneOf('--types', type.trim(), IMAGERY_TYPES)));
+  return [...new Set(parsed)];
+}
+
+/** What coverage is asked for: a change needs DetailDsm of both surveys. */
+function coverageTypes(types: ImageryType[]): RasterType[] {
+  return [...new Set(types.map((type) => (type === 'DsmChange' ? 'DetailDsm' : type)))];
+}
+
 interface Filters {
   since?: string;
   until?: string;
   latest?: boolean;
+  baseline?: string;
   signal: AbortSignal;
 }
 
 /** One AOI: its surveys' images, named by date, survey and type. */
-async function planOneArea(client: NadirClient, aoi: Aoi, types: RasterType[], format: RasterFormat, filters: Filters) {
-  let surveys: Survey[] = [];
+async function planOneArea(
+  client: NadirClient,
+  aoi: Aoi,
+  types: ImageryType[],
+  format: RasterFormat,
+  filters: Filters,
+) {
+  const surveys: Survey[] = [];
   const query = asUsage(() => ({
     aoi,
-    resources: types,
+    resources: coverageTypes(types),
     filter: 'anyTypes' as const,
     limit: 1000,
     ...(filters.since === undefined ? {} : { since: filters.since }),
     ...(filters.until === undefined ? {} : { until: filters.until }),
   }));
   for await (const survey of client.surveys({ ...query, signal: filters.signal })) surveys.push(survey);
-  if (filters.latest) surveys = surveys.slice(0, 1);
-  return planDownload(surveys, types, format, aoi);
+  // Planned on every survey and cut afterwards: the latest survey's change needs the older ones as baseline.
+  const plan = planDownload(surveys, types, format, aoi, filters.baseline ? { baseline: filters.baseline } : {});
+  if (!filters.latest) return plan;
+  const latest = surveys[0]?.id;
+  return {
+    images: plan.images.filter((image) => image.surveyId === latest),
+    missing: plan.missing.filter((gap) => gap.surveyId === latest),
+  };
 }
 
 function withProgress(
@@ -72,6 +103,7 @@ function describe(images: PlannedImage[], records: Map<string, { outcome: string
     surveyId: image.surveyId,
     captureDate: image.captureDate,
     type: image.type,
+    ...(image.baseline ? { baseline: image.baseline } : {}),
     size: image.size,
     gsd: image.gsd,
     capped: image.capped,
@@ -83,7 +115,7 @@ export const downloadCommand: Command = {
   name: 'download',
   summary: "downloads every survey of an area at each type's native resolution, one file per survey and type",
   usage:
-    'nadir-client download (--point LON,LAT --radius M | --aoi FILE.geojson [--split]) --out DIR [--types TrueOrtho,DetailDsm] [--format tif|jpg|png] [--since D] [--until D] [--latest] [--progress] [--json]',
+    'nadir-client download (--point LON,LAT --radius M | --aoi FILE.geojson [--split]) --out DIR [--types TrueOrtho,DetailDsm,DsmChange] [--baseline ID] [--format tif|jpg|png] [--since D] [--until D] [--latest] [--progress] [--json]',
   async run(args, context) {
     const { values } = parseCommandLine(args, {
       ...SERVER_OPTIONS,
@@ -94,6 +126,7 @@ export const downloadCommand: Command = {
       since: { type: 'string' },
       until: { type: 'string' },
       latest: { type: 'boolean' },
+      baseline: { type: 'string' },
       split: { type: 'boolean' },
       progress: { type: 'boolean' },
     });
@@ -101,7 +134,13 @@ export const downloadCommand: Command = {
     const area = await areaOrGrid(values, values.split === true);
     if (!values.out) throw new CliUsageError('--out DIR is required');
     const out = values.out;
-    const types = values.types === undefined ? (['TrueOrtho', 'DetailDsm'] as RasterType[]) : rasterTypes(values.types);
+    const types =
+      values.types === undefined ? (['TrueOrtho', 'DetailDsm'] as ImageryType[]) : imageryTypes(values.types);
+    // Each cell of a split area would pick its own baseline, and the VRT would mosaic different changes.
+    if (area.grid && types.includes('DsmChange'))
+      throw new CliUsageError('--types DsmChange does not combine with --split');
+    if (values.baseline !== undefined && !types.includes('DsmChange'))
+      throw new CliUsageError('--baseline applies to --types DsmChange');
     const format = asUsage(() => oneOf('--format', values.format ?? 'tif', RASTER_FORMATS));
     let board: ProgressBoard | undefined;
     await mkdir(out, { recursive: true });
@@ -114,6 +153,7 @@ export const downloadCommand: Command = {
       ...(values.since === undefined ? {} : { since: values.since }),
       ...(values.until === undefined ? {} : { until: values.until }),
       ...(values.latest ? { latest: true } : {}),
+      ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     };
     const showProgress = values.progress === true || context.stderr.isTTY === true;
     const startBoard = (count: number) => {
@@ -124,7 +164,7 @@ export const downloadCommand: Command = {
       ? await splitDownload(
           client,
           area.grid,
-          types,
+          types as RasterType[],
           format,
           out,
           filters,
@@ -168,7 +208,7 @@ export const downloadCommand: Command = {
 async function singleDownload(
   client: NadirClient,
   aoi: Aoi,
-  types: RasterType[],
+  types: ImageryType[],
   format: RasterFormat,
   out: string,
   filters: Filters,

@@ -1,23 +1,25 @@
 /**
- * The nadir-client command: `coverage`, `download`, `tiles export`. Conventions as the `nadir`
+ * The nadir-client command: `coverage`, `download`, `change`, `tiles export`, `stac search`. Conventions as the `nadir`
  * command's (src/cli/main.ts): `--json` where a script reads the output, errors as one line on
  * stderr with exit code 1, a mistake in how the command was called exit code 2.
  */
 import { NadirApiError } from '../../errors.js';
 import { CliUsageError } from './arguments.js';
+import { changeCommand } from './change-command.js';
 import type { CliContext, Command } from './context.js';
 import { coverageCommand } from './coverage-command.js';
 import { downloadCommand } from './download-command.js';
+import { stacCommand } from './stac-command.js';
 import { tilesCommand } from './tiles-command.js';
 
-const COMMANDS: Command[] = [coverageCommand, downloadCommand, tilesCommand];
+const COMMANDS: Command[] = [coverageCommand, downloadCommand, changeCommand, tilesCommand, stacCommand];
 
 const SERVER_HELP = `Server and key: --url URL --key KEY, or NADIR_URL and NADIR_API_KEY.`;
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));
   const lines = COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
-  return `nadir-client: coverage, downloads and tile exports from a nadir server\n\nUsage: nadir-client <command> [options]   (nadir-client <command> --help)\n\nCommands:\n${lines.join('\n')}\n\n${SERVER_HELP}\n`;
+  return `nadir-client: coverage, downloads, change figures, tile exports and catalogue search from a nadir server\n\nUsage: nadir-client <command> [options]   (nadir-client <command> --help)\n\nCommands:\n${lines.join('\n')}\n\n${SERVER_HELP}\n`;
 }
 
 /** One line, at most 1000 characters: an error message as printed. */
