@@ -7,12 +7,12 @@
  * addon (libjpeg-turbo on the libuv pool): sharp's pipeline took 1.5 ms of CPU per tile, the addon
  * 0.25 ms.
  */
-import { inflateSync } from 'node:zlib';
-import type { TiffImage } from '@cogeotiff/core';
+import { type TiffImage, TiffTag } from '@cogeotiff/core';
 import { LruCache } from '../cache/lru.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { CogFiles } from './cog-files.js';
-import { decodeJpeg } from './tile-codec.js';
+import { readStoredTile, readsImagery } from './cog-tile-read.js';
+import { decodeJpeg, inflateZlib } from './tile-codec.js';
 import type { WorkGate } from './work-gate.js';
 
 export const TILE_PIXELS = TILE_SIZE * TILE_SIZE;
@@ -143,7 +143,9 @@ export class CogTiles {
     const cached = this.#jpegs.get(key);
     if (cached) return cached;
     const jpeg = await this.#files.with(address.uri, async (cog) => {
-      const image = levelImage(cog.levels[address.level]?.image, address);
+      const level = cog.levels[address.level];
+      const image = levelImage(level?.image, address);
+      if (level && readsImagery(level)) return (await readStoredTile(cog, level, address.col, address.row, false)).jpeg;
       const tile = await image.getTile(address.col, address.row);
       return tile ? Buffer.from(tile.bytes) : undefined;
     });
@@ -160,9 +162,17 @@ export class CogTiles {
       const image = levelImage(level?.image, address);
       // Without a mask every stored tile is whole; a sparse (absent) tile has no pixels either way.
       if (!level?.mask) return (await image.hasTile(address.col, address.row)) ? FULL : EMPTY;
+      const compression = level.mask.value(TiffTag.Compression) as number;
+      // The imagery comes with the mask in the same read (GDAL writes them side by side): whoever
+      // asked for the mask draws or sends the imagery next, unless a layer above covers it all.
+      if (readsImagery(level) && !this.#jpegs.has(key)) {
+        const stored = await readStoredTile(cog, level, address.col, address.row, true);
+        if (stored.jpeg) this.#jpegs.set(key, stored.jpeg);
+        return stored.mask ? classify(unpackMask(stored.mask, compression)) : EMPTY;
+      }
       const tile = await level.mask.getTile(address.col, address.row);
       if (!tile) return EMPTY;
-      return classify(unpackMask(Buffer.from(tile.bytes), tile.compression as number));
+      return classify(unpackMask(new Uint8Array(tile.bytes), compression));
     });
     this.#masks.set(key, mask);
     return mask;
@@ -202,9 +212,10 @@ function levelImage(image: TiffImage | undefined, address: CogTileAddress): Tiff
   return image;
 }
 
-function unpackMask(bytes: Buffer, compression: number): Uint8Array {
+function unpackMask(bytes: Uint8Array, compression: number): Uint8Array {
   let bits: Uint8Array;
-  if (compression === COMPRESSION_DEFLATE || compression === COMPRESSION_ADOBE_DEFLATE) bits = inflateSync(bytes);
+  if (compression === COMPRESSION_DEFLATE || compression === COMPRESSION_ADOBE_DEFLATE)
+    bits = inflateZlib(bytes, MASK_BYTES);
   else if (compression === COMPRESSION_NONE) bits = bytes;
   else throw new Error(`unsupported mask compression ${compression}`);
   if (bits.byteLength < MASK_BYTES) throw new Error(`mask tile holds ${bits.byteLength} bytes, expected ${MASK_BYTES}`);
