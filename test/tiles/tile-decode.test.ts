@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import { mulberry32 } from '@nadir/demo-town/random';
 import sharp from 'sharp';
-import { decodeJpeg, encodePng, type PictureLayer } from '../../src/tiles/tile-codec.js';
+import { decodeJpeg, encodePng, inflateZlib, type PictureLayer } from '../../src/tiles/tile-codec.js';
 
 const N = 256;
 
@@ -185,5 +186,21 @@ describe('stacks of JPEG layers', () => {
     }
     const truncated = top.subarray(0, top.length >> 1);
     await assert.rejects(encodePng([{ jpeg: truncated, mask }, { jpeg: top }], N, true, 'runs', 0), /corrupt JPEG/);
+  });
+});
+
+describe('inflateZlib', () => {
+  it('inflates a mask tile to exactly its length, and refuses anything else', () => {
+    const mask = Buffer.from(stripedMask());
+    const stream = deflateSync(mask);
+    assert.deepEqual(inflateZlib(stream, mask.length), mask);
+    assert.throws(() => inflateZlib(stream, mask.length - 1), /expected length/);
+    assert.throws(() => inflateZlib(stream, mask.length + 1), /expected length/);
+    const corrupt = Buffer.from(stream);
+    corrupt[corrupt.length >> 1] = (corrupt[corrupt.length >> 1] as number) ^ 0x55;
+    assert.throws(() => inflateZlib(corrupt, mask.length), Error);
+    assert.throws(() => inflateZlib(Buffer.alloc(0), mask.length), Error);
+    assert.throws(() => inflateZlib(stream, 0), RangeError);
+    assert.throws(() => inflateZlib('x' as unknown as Uint8Array, 8), TypeError);
   });
 });
