@@ -2,7 +2,7 @@
 import type { Goal, Section, Table } from '../report/section.js';
 import { goal } from '../report/section.js';
 import type { ColdFormat, ColdPoint, ColdRaw } from './cold-raw.js';
-import { spreadOf } from './measure.js';
+import { ratioOf, spreadOf } from './measure.js';
 
 const GOALS = { jpgPerSecond: 1200, jpgP99Ms: 100, pngPerSecond: 700 };
 
@@ -157,6 +157,31 @@ function goals(raw: ColdRaw): Goal[] {
   ];
 }
 
+/** nadir (tile cache 0) against each other server, per round at the most connections: medians of the per-round ratios. */
+function readings(raw: ColdRaw): string[] {
+  const many = Math.max(...raw.settings.connections);
+  const lines: string[] = [];
+  for (const format of raw.settings.formats) {
+    const points = raw.points.filter((p) => p.format === format);
+    const ratios = raw.targets
+      .filter((t) => t.id !== 'nadir-0')
+      .map((t) => {
+        const ratio = ratioOf(points, 'nadir-0', t.id, many);
+        const cpu = [pointsOf(raw, 'nadir-0', format, many), pointsOf(raw, t.id, format, many)].map((p) =>
+          medianOf(p, cpuEach),
+        );
+        const cpuText = cpu[0] && cpu[1] ? `, ${(cpu[1] / cpu[0]).toFixed(1)}x its CPU per tile` : '';
+        return ratio
+          ? `${ratio.median.toFixed(2)}x ${t.name} (rounds ${ratio.min.toFixed(2)}-${ratio.max.toFixed(2)}${cpuText})`
+          : '';
+      })
+      .filter(Boolean);
+    if (ratios.length > 0)
+      lines.push(`Cold ${format} at ${many} connections, nadir with tile cache 0 draws ${ratios.join('; ')}.`);
+  }
+  return lines;
+}
+
 export function coldSection(raw: ColdRaw): Section {
   const failures = raw.points
     .filter((p) => p.error)
@@ -184,6 +209,7 @@ export function coldSection(raw: ColdRaw): Section {
       ...profileTables(raw),
     ],
     charts: [],
+    findings: readings(raw),
     failures,
     raw,
   };

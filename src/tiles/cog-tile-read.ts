@@ -13,22 +13,8 @@ const COMPRESSION_JPEG = 7;
 /** Read as one when the mask starts at most this far after the imagery's end. */
 const MAX_GAP_BYTES = 64 * 1024;
 
-/** The JPEGTables of an IFD without its end-of-image marker, once per IFD. */
-const tablesOf = new WeakMap<TiffImage, Buffer | null>();
-
-function jpegTables(image: TiffImage): Buffer | null {
-  let tables = tablesOf.get(image);
-  if (tables === undefined) {
-    const value = image.value(TiffTag.JpegTables) as ArrayLike<number> | null | undefined;
-    tables = value ? Buffer.from(Array.from(value).slice(0, value.length - 2)) : null;
-    tablesOf.set(image, tables);
-  }
-  return tables;
-}
-
-/** A whole JPEG from a tile's bytes: the tables, then the tile without its start-of-image marker. */
-function withTables(image: TiffImage, bytes: Uint8Array): Buffer {
-  const tables = jpegTables(image);
+/** A whole JPEG from a tile's bytes: the tables (no end-of-image marker), then the tile without its start-of-image marker. */
+function withTables(tables: Buffer | null, bytes: Uint8Array): Buffer {
   if (!tables) return Buffer.from(bytes);
   const jpeg = Buffer.allocUnsafe(tables.length + bytes.length - 2);
   tables.copy(jpeg, 0);
@@ -48,14 +34,35 @@ export interface StoredTile {
   mask: Uint8Array | undefined;
 }
 
-/** The imagery tile (col, row) of `level` and, with `withMask`, its mask tile, in as few reads as the layout allows. */
-export async function readStoredTile(
+/** Reads stored tiles; keeps each IFD's JPEG tables ready to put in front of its tiles (one reader per CogTiles). */
+export class StoredTileReader {
+  /** The JPEGTables of an IFD without its end-of-image marker; dropped with the IFD. */
+  readonly #tables = new WeakMap<TiffImage, Buffer | null>();
+
+  #jpegTables(image: TiffImage): Buffer | null {
+    let tables = this.#tables.get(image);
+    if (tables === undefined) {
+      const value = image.value(TiffTag.JpegTables) as ArrayLike<number> | null | undefined;
+      tables = value ? Buffer.from(Array.from(value).slice(0, value.length - 2)) : null;
+      this.#tables.set(image, tables);
+    }
+    return tables;
+  }
+
+  /** The imagery tile (col, row) of `level` and, with `withMask`, its mask tile, in as few reads as the layout allows. */
+  async read(cog: OpenCog, level: CogLevel, col: number, row: number, withMask: boolean): Promise<StoredTile> {
+    const stored = await readStoredTile(cog, level, col, row, withMask);
+    return { jpeg: stored.imagery && withTables(this.#jpegTables(level.image), stored.imagery), mask: stored.mask };
+  }
+}
+
+async function readStoredTile(
   cog: OpenCog,
   level: CogLevel,
   col: number,
   row: number,
   withMask: boolean,
-): Promise<StoredTile> {
+): Promise<{ imagery: Uint8Array | undefined; mask: Uint8Array | undefined }> {
   const index = row * level.image.tileCount.x + col;
   const maskIfd = withMask ? level.mask : undefined;
   const [image, mask] = await Promise.all([level.image.getTileSize(index), maskIfd?.getTileSize(index)]);
@@ -78,5 +85,5 @@ export async function readStoredTile(
       mask && mask.imageSize > 0 ? cog.read(mask.offset, mask.imageSize) : undefined,
     ]);
   }
-  return { jpeg: imageBytes && withTables(level.image, imageBytes), mask: maskBytes };
+  return { imagery: imageBytes, mask: maskBytes };
 }

@@ -11,7 +11,7 @@ import { type TiffImage, TiffTag } from '@cogeotiff/core';
 import { LruCache } from '../cache/lru.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { CogFiles } from './cog-files.js';
-import { readStoredTile, readsImagery } from './cog-tile-read.js';
+import { readsImagery, StoredTileReader } from './cog-tile-read.js';
 import { decodeJpeg, inflateZlib } from './tile-codec.js';
 import type { WorkGate } from './work-gate.js';
 
@@ -79,6 +79,7 @@ export class CogTiles {
   readonly #jpegs: LruCache<Buffer>;
   /** Decodes under way, so concurrent requests for one tile decode it once. */
   readonly #decoding = new Map<string, Promise<Buffer | undefined>>();
+  readonly #stored = new StoredTileReader();
   /** Tiles asked for once and not kept (see keepBuffer); undefined when nothing is kept at all. */
   readonly #seen: LruCache<true> | undefined;
 
@@ -145,7 +146,8 @@ export class CogTiles {
     const jpeg = await this.#files.with(address.uri, async (cog) => {
       const level = cog.levels[address.level];
       const image = levelImage(level?.image, address);
-      if (level && readsImagery(level)) return (await readStoredTile(cog, level, address.col, address.row, false)).jpeg;
+      if (level && readsImagery(level))
+        return (await this.#stored.read(cog, level, address.col, address.row, false)).jpeg;
       const tile = await image.getTile(address.col, address.row);
       return tile ? Buffer.from(tile.bytes) : undefined;
     });
@@ -166,7 +168,7 @@ export class CogTiles {
       // The imagery comes with the mask in the same read (GDAL writes them side by side): whoever
       // asked for the mask draws or sends the imagery next, unless a layer above covers it all.
       if (readsImagery(level) && !this.#jpegs.has(key)) {
-        const stored = await readStoredTile(cog, level, address.col, address.row, true);
+        const stored = await this.#stored.read(cog, level, address.col, address.row, true);
         if (stored.jpeg) this.#jpegs.set(key, stored.jpeg);
         return stored.mask ? classify(unpackMask(stored.mask, compression)) : EMPTY;
       }
