@@ -124,6 +124,7 @@ function profileTable(raw: ColdRaw, id: string, profile: ColdRaw['profiles'][str
       )
         .map(([kind, ms]) => `${kind} ${ms.toFixed(3)}`)
         .join(', ')}; all processes ${each(profile.cpu.totalMs).toFixed(3)}.`,
+      "The profiler samples the event loop by the clock: on a machine with more runnable threads than cores, the time the event loop waited for a core counts against the call it had just made, most often one that woke a pool thread (encodeJpeg, which queues the decodes, composite and encode; read). So its ms per tile can exceed the event loop's CPU time from /proc.",
     ],
   };
 }
