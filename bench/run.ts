@@ -4,10 +4,11 @@
  * (bench/results/<date>.json, committed) and as a report with charts (docs/benchmarks.md,
  * docs/benchmarks/*.png).
  *
- *   node --import tsx bench/run.ts [--only tiles|coverage|raster|scale|storage|change] [--quick] [--fresh] [--profile] [--no-write]
+ *   node --import tsx bench/run.ts [--only tiles|cold|coverage|raster|scale|storage|change] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
  *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
  *     [--scale-sizes 1000000,10000000]  (the scale part's catalogue sizes: 100k quick, 1M and 10M full)
+ *     [--cold-before <checkout>]  (the cold part also measures that built checkout's nadir, as "before")
  *   node --import tsx bench/run.ts --render bench/results/<date>.json
  *
  * --only runs one part and carries the others over from the latest results file, so the report stays
@@ -17,7 +18,7 @@
  * rebuilt from its raw figures, so a change to how it is reported needs no new run).
  * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
  *
- * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/, change/), each with run.ts (measures, returns the
+ * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/, change/; the cold part lives in tiles/cold-*.ts), each with run.ts (measures, returns the
  * raw figures), raw.ts (their types, imported by run and report alike, so no import cycle;
  * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> Section: goals,
  * tables, charts, words); main.ts runs a part alone with its own settings. PARTS below lists them.
@@ -51,6 +52,8 @@ import { scaleSection } from './scale/report.js';
 import { measureScale } from './scale/run.js';
 import { storageSection } from './storage/report.js';
 import { measureStorage } from './storage/run.js';
+import { coldSection } from './tiles/cold-report.js';
+import { measureCold } from './tiles/cold-run.js';
 import { tilesSection, writeTilesPage } from './tiles/report.js';
 import { measureTiles } from './tiles/run.js';
 
@@ -81,6 +84,7 @@ const { values } = parseArgs({
     'tile-rounds': { type: 'string' },
     'tile-seconds': { type: 'string' },
     'scale-sizes': { type: 'string' },
+    'cold-before': { type: 'string' },
   },
 });
 
@@ -100,6 +104,11 @@ const PARTS: Part<unknown>[] = [
         seconds: values['tile-seconds'] ? Number(values['tile-seconds']) : undefined,
       }),
     report: tilesSection,
+  },
+  {
+    id: 'cold',
+    run: (options) => measureCold(options, { baseRoot: values['cold-before'] }),
+    report: coldSection,
   },
   { id: 'coverage', run: measureCoverage, report: coverageSection },
   { id: 'raster', run: measureRaster, report: rasterSection },

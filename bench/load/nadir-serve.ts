@@ -22,6 +22,8 @@ export interface NadirServeOptions {
   workers?: string;
   /** Write a V8 CPU profile per process here when the server stops. */
   cpuProfileDir?: string;
+  /** Another checkout's bin/nadir (built), to measure an older build against this one; this one by default. */
+  root?: string;
 }
 
 export interface NadirServe extends Service {
@@ -43,7 +45,7 @@ export async function startNadirServe(options: NadirServeOptions): Promise<Nadir
   const profile = options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const started = startGroup(
     process.execPath,
-    [...profile, join(ROOT, 'bin/nadir'), 'serve'],
+    [...profile, join(options.root ?? ROOT, 'bin/nadir'), 'serve'],
     join(scratch, 'log'),
     env,
   );

@@ -28,6 +28,12 @@ export interface WrkOptions {
   warmupSeconds?: number;
   /** A request slower than this counts as a timeout socket error (wrk's default, 2 s, is short for renders). */
   timeoutSeconds?: number;
+  /**
+   * Each URL at most once: thread k walks every threads-th URL from the k-th and stops when its
+   * share is done (its last few connections then repeat its last URL once), so the run may end
+   * before `seconds`. For servers that must not have seen a request before (cold caches).
+   */
+  once?: boolean;
 }
 
 export interface WrkResult {
@@ -56,7 +62,11 @@ function lua(value: string): string {
   return `"${value.replace(/[\\"\x00-\x1f\x7f]/g, (c) => `\\${c.charCodeAt(0).toString().padStart(3, '0')}`)}"`;
 }
 
-export function wrkScript(paths: { path: string; headers: Record<string, string> }[], threads: number): string {
+export function wrkScript(
+  paths: { path: string; headers: Record<string, string> }[],
+  threads: number,
+  once = false,
+): string {
   const entries = paths.map(({ path, headers }) => {
     const pairs = Object.entries(headers).map(([k, v]) => `[${lua(k)}] = ${lua(v)}`);
     return `  { ${lua(path)}, { ${pairs.join(', ')} } },`;
@@ -78,15 +88,23 @@ local prepared = {}
 local index = 0
 statuses = {}
 
+local once = ${once ? 'true' : 'false'}
+
 function init(args)
   for i, u in ipairs(urls) do
     u[2]["Host"] = u[2]["Host"] or wrk.headers["Host"]
-    prepared[i] = wrk.format("GET", u[1], u[2])
+    if not once or (i - 1) % ${threads} == offset then
+      table.insert(prepared, wrk.format("GET", u[1], u[2]))
+    end
   end
-  index = math.floor(offset * #prepared / ${threads})
+  index = once and 0 or math.floor(offset * #prepared / ${threads})
 end
 
 function request()
+  if once and index >= #prepared then
+    wrk.thread:stop()
+    return prepared[#prepared]
+  end
   index = index % #prepared + 1
   return prepared[index]
 end
@@ -161,7 +179,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   const dir = await scratchDir('wrk');
   try {
     const script = join(dir, 'urls.lua');
-    await writeFile(script, wrkScript(paths, threads));
+    await writeFile(script, wrkScript(paths, threads, options.once));
     const wrk = async (seconds: number) => {
       const args = ['-t', `${threads}`, '-c', `${options.connections}`, '-d', `${seconds}s`];
       args.push('--timeout', `${options.timeoutSeconds ?? 10}s`, '--latency', '-s', script, `${first.origin}/`);

@@ -27,6 +27,13 @@ const SIZE = 8192;
 const PIXEL = 0.075;
 /** UTM 16N, 10 km north-west of the demo town (which is at 652581, 3314170): its own place on the map. */
 const ORIGIN = { x: 641000, y: 3322000, epsg: 32616 };
+
+/** Where and how large a bench survey's square is (the cold part, cold-data.ts, builds a larger one elsewhere). */
+export interface Layout {
+  size: number;
+  origin: { x: number; y: number; epsg: number };
+}
+const LAYOUT: Layout = { size: SIZE, origin: ORIGIN };
 /** Bump when what is built here changes, so an old build is not reused. */
 const REVISION = 1;
 
@@ -51,9 +58,9 @@ export interface TileData {
   surveyCount: number;
 }
 
-async function nadir(args: string[], log: (line: string) => void): Promise<string> {
+export async function nadir(args: string[], log: (line: string) => void, dataDir = DATA): Promise<string> {
   log(`nadir ${args.join(' ')}`);
-  const env = { ...process.env, NADIR_DATA_DIR: DATA, NADIR_LOG_LEVEL: 'warn' };
+  const env = { ...process.env, NADIR_DATA_DIR: dataDir, NADIR_LOG_LEVEL: 'warn' };
   const { stdout } = await run(process.execPath, [join(ROOT, 'bin/nadir'), ...args], {
     env,
     maxBuffer: 64 * 1024 * 1024,
@@ -101,13 +108,18 @@ async function validRectangle(path: string): Promise<{ x: number; y: number; wid
   }
 }
 
-/** A VRT repeating `rect` of `picture` over SIZE x SIZE px at 7.5 cm, placed at ORIGIN. */
-function mosaicVrt(picture: string, rect: { x: number; y: number; width: number; height: number }, alpha?: string) {
+/** A VRT repeating `rect` of `picture` over size x size px at 7.5 cm, placed at the layout's origin. */
+function mosaicVrt(
+  picture: string,
+  rect: { x: number; y: number; width: number; height: number },
+  alpha: string | undefined,
+  { size, origin }: Layout,
+) {
   const sources: string[] = [];
-  for (let y = 0; y < SIZE; y += rect.height) {
-    for (let x = 0; x < SIZE; x += rect.width) {
-      const w = Math.min(rect.width, SIZE - x);
-      const h = Math.min(rect.height, SIZE - y);
+  for (let y = 0; y < size; y += rect.height) {
+    for (let x = 0; x < size; x += rect.width) {
+      const w = Math.min(rect.width, size - x);
+      const h = Math.min(rect.height, size - y);
       sources.push(
         `<SimpleSource><SourceFilename relativeToVRT="0">${picture}</SourceFilename><SourceBand>BAND</SourceBand>` +
           `<SrcRect xOff="${rect.x}" yOff="${rect.y}" xSize="${w}" ySize="${h}"/>` +
@@ -127,8 +139,8 @@ function mosaicVrt(picture: string, rect: { x: number; y: number; width: number;
     );
   }
   return (
-    `<VRTDataset rasterXSize="${SIZE}" rasterYSize="${SIZE}"><SRS>EPSG:${ORIGIN.epsg}</SRS>` +
-    `<GeoTransform>${ORIGIN.x}, ${PIXEL}, 0, ${ORIGIN.y}, 0, ${-PIXEL}</GeoTransform>${bands.join('')}</VRTDataset>`
+    `<VRTDataset rasterXSize="${size}" rasterYSize="${size}"><SRS>EPSG:${origin.epsg}</SRS>` +
+    `<GeoTransform>${origin.x}, ${PIXEL}, 0, ${origin.y}, 0, ${-PIXEL}</GeoTransform>${bands.join('')}</VRTDataset>`
   );
 }
 
@@ -156,26 +168,31 @@ function newerSurveyValid(x: number, y: number): boolean {
   return true;
 }
 
-async function writeAlpha(path: string): Promise<void> {
+/** A one-band 0/255 mask of size x size px, 255 where `valid` says. */
+export async function writeAlpha(
+  path: string,
+  size = SIZE,
+  valid: (x: number, y: number) => boolean = newerSurveyValid,
+): Promise<void> {
   const options = ['TILED=YES', 'COMPRESS=DEFLATE'];
-  const dataset = gdal.open(path, 'w', 'GTiff', SIZE, SIZE, 1, gdal.GDT_Byte, options);
+  const dataset = gdal.open(path, 'w', 'GTiff', size, size, 1, gdal.GDT_Byte, options);
   try {
     const band = dataset.bands.get(1);
     const rows = 256;
-    const buffer = new Uint8Array(SIZE * rows);
-    for (let y0 = 0; y0 < SIZE; y0 += rows) {
+    const buffer = new Uint8Array(size * rows);
+    for (let y0 = 0; y0 < size; y0 += rows) {
       for (let dy = 0; dy < rows; dy++) {
-        for (let x = 0; x < SIZE; x++) buffer[dy * SIZE + x] = newerSurveyValid(x, y0 + dy) ? 255 : 0;
+        for (let x = 0; x < size; x++) buffer[dy * size + x] = valid(x, y0 + dy) ? 255 : 0;
       }
-      await band.pixels.writeAsync(0, y0, SIZE, rows, buffer);
+      await band.pixels.writeAsync(0, y0, size, rows, buffer);
     }
   } finally {
     dataset.close();
   }
 }
 
-async function demoPicture(date: string): Promise<string> {
-  const demo = join(DATA, 'demo');
+export async function demoPicture(date: string, dataDir = DATA): Promise<string> {
+  const demo = join(dataDir, 'demo');
   for (const town of await readdir(demo)) {
     const path = join(demo, town, date, 'Vert.tif');
     if (existsSync(path)) return path;
@@ -183,30 +200,40 @@ async function demoPicture(date: string): Promise<string> {
   throw new Error(`no demo town Vert.tif for ${date} under ${demo}`);
 }
 
-async function buildSource(name: string, picture: string, alpha: string | undefined, log: (line: string) => void) {
+/** The source GeoTIFF `<work>/<name>.tif`: the demo picture's valid rectangle repeated over the layout. */
+export async function buildSource(
+  name: string,
+  picture: string,
+  alpha: string | undefined,
+  log: (line: string) => void,
+  layout: Layout = LAYOUT,
+  work = WORK,
+) {
   const rect = await validRectangle(picture);
-  log(`${name}: ${SIZE} x ${SIZE} px from ${rect.width} x ${rect.height} px of ${picture}${alpha ? ' + alpha' : ''}`);
-  const vrt = join(WORK, `${name}.vrt`);
-  const tif = join(WORK, `${name}.tif`);
-  await writeFile(vrt, mosaicVrt(picture, rect, alpha));
+  log(
+    `${name}: ${layout.size} x ${layout.size} px from ${rect.width} x ${rect.height} px of ${picture}${alpha ? ' + alpha' : ''}`,
+  );
+  const vrt = join(work, `${name}.vrt`);
+  const tif = join(work, `${name}.tif`);
+  await writeFile(vrt, mosaicVrt(picture, rect, alpha, layout));
   const co = ['TILED=YES', 'COMPRESS=DEFLATE', 'PREDICTOR=2', 'NUM_THREADS=ALL_CPUS'].flatMap((o) => ['-co', o]);
   await run('gdal_translate', ['-q', ...co, vrt, tif]);
   await rm(vrt);
   return tif;
 }
 
-interface IngestedSurvey {
+export interface IngestedSurvey {
   id: string;
   captureDate: string;
   assets: Record<string, { uri: string; minZoom: number; maxZoom: number; bounds: BenchSurvey['bounds'] }>;
 }
 
-function benchSurvey(survey: IngestedSurvey): BenchSurvey {
+export function benchSurvey(survey: IngestedSurvey, dataDir = DATA): BenchSurvey {
   const vert = survey.assets.Vert;
   if (!vert) throw new Error(`survey ${survey.id} has no Vert asset`);
   const { minZoom, maxZoom, bounds } = vert;
   // The catalogue holds a storage key; the GDAL contenders need the file in the data folder.
-  const cog = new LocalStorage(DATA).gdalPath(vert.uri);
+  const cog = new LocalStorage(dataDir).gdalPath(vert.uri);
   return { id: survey.id, captureDate: survey.captureDate, cog, minZoom, maxZoom, bounds };
 }
 

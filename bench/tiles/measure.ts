@@ -13,6 +13,8 @@ export interface Target {
   headersByUrl?: Record<string, Record<string, string>>;
   /** The status every answer must have. */
   expect: 200 | 304;
+  /** Asked for to drain a server's queue before a run (the first URL by default). */
+  drainUrl?: string;
 }
 
 export interface Point {
@@ -68,7 +70,7 @@ function pointOf(target: Target, connections: number, round: number, result: Wrk
  * run, which at 256 connections on a server doing 50 tiles/s is seconds of work.
  */
 async function drain(target: Target): Promise<void> {
-  const url = target.urls[0] as string;
+  const url = target.drainUrl ?? (target.urls[0] as string);
   const response = await fetch(url, {
     headers: target.headersByUrl?.[url] ?? {},
     signal: AbortSignal.timeout(120_000),
@@ -80,7 +82,7 @@ export async function measureOnce(
   target: Target,
   connections: number,
   round: number,
-  options: Pick<MatrixOptions, 'seconds' | 'warmupSeconds' | 'threads'>,
+  options: Pick<MatrixOptions, 'seconds' | 'warmupSeconds' | 'threads'> & { once?: boolean },
 ): Promise<Point> {
   const wrk = (seconds: number) =>
     runWrk({
@@ -90,6 +92,7 @@ export async function measureOnce(
       threads: options.threads,
       seconds,
       timeoutSeconds: 30,
+      once: options.once,
     });
   try {
     await drain(target);

@@ -33,6 +33,8 @@ export interface NadirServerOptions {
   workers?: string;
   /** Write V8 CPU profiles (one per process) here when the server stops. */
   cpuProfileDir?: string;
+  /** Another checkout whose bin/nadir to run (load/nadir-serve.ts). */
+  root?: string;
 }
 
 async function groupSize(pid: number | undefined): Promise<number> {
@@ -47,6 +49,7 @@ export async function startNadir(options: NadirServerOptions): Promise<NadirServ
     label: 'nadir',
     workers: options.workers,
     cpuProfileDir: options.cpuProfileDir,
+    root: options.root,
   });
   // Cluster workers may still be starting: wait until the count stops changing.
   let processes = await groupSize(child.pid);

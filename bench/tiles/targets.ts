@@ -109,7 +109,7 @@ export function tileTargets(servers: Servers, lists: TileLists, precutRoot: stri
 }
 
 /** Mean absolute difference per channel value (alpha included) between two images of the same size. */
-async function meanDifference(a: Buffer, b: Buffer): Promise<number> {
+export async function meanDifference(a: Buffer, b: Buffer): Promise<number> {
   const decode = (image: Buffer) => sharp(image).ensureAlpha().raw().toBuffer();
   const [x, y] = [await decode(a), await decode(b)];
   if (x.length !== y.length) return Number.POSITIVE_INFINITY;

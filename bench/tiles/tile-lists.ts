@@ -67,7 +67,7 @@ export async function pool<T, R>(items: T[], concurrency: number, work: (item: T
   return results;
 }
 
-function tilesIn(bounds: TileData['older']['bounds'], z: number): TileCoord[] {
+export function tilesIn(bounds: TileData['older']['bounds'], z: number): TileCoord[] {
   const size = (2 * ORIGIN_SHIFT) / 2 ** z;
   // A hair inside the bounds: they are tile edges, which would otherwise count the next tile too.
   const x0 = Math.floor((bounds.minX + ORIGIN_SHIFT) / size + 1e-6);

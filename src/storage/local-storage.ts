@@ -24,9 +24,10 @@ class FileSource implements Source {
     this.#handle ??= open(this.#path, 'r');
     const handle = await this.#handle;
     const size = length ?? (await handle.stat()).size - offset;
-    const buffer = Buffer.allocUnsafe(size);
+    // A buffer of its own (not a slice of Node's shared pool), so that its ArrayBuffer is the answer, uncopied.
+    const buffer = Buffer.allocUnsafeSlow(size);
     const { bytesRead } = await handle.read(buffer, 0, size, offset);
-    return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + bytesRead) as ArrayBuffer;
+    return bytesRead === size ? buffer.buffer : buffer.buffer.slice(0, bytesRead);
   }
 
   async close(): Promise<void> {

@@ -37,6 +37,14 @@ export class OpenCog {
     this.remote = source.url.protocol !== 'file:';
   }
 
+  /** `length` bytes of the file at `offset` (a view of what the source fetched, not a copy). */
+  async read(offset: number, length: number): Promise<Uint8Array> {
+    const bytes = await this.#source.fetch(offset, length);
+    if (bytes.byteLength < length)
+      throw new Error(`${this.uri}: ${length} bytes at ${offset} read as ${bytes.byteLength}`);
+    return new Uint8Array(bytes, 0, length);
+  }
+
   /** True once the handle is closed: a caller still holding this object must open the file again. */
   get closed(): boolean {
     return this.#closed;

@@ -1,6 +1,6 @@
 /**
- * The tile encoder addon (native/tile-codec, built by scripts/setup.sh): compositing, libjpeg-turbo
- * and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only
+ * The tile codec addon (native/tile-codec, built by scripts/setup.sh): JPEG decoding, compositing,
+ * libjpeg-turbo and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only
  * need encode.ts's constants (the ETag) do not need the binary.
  */
 import { createRequire } from 'node:module';
@@ -18,9 +18,16 @@ const FILTER_TYPES: Record<PngFilter, number> = { none: 0, sub: 1, up: 2, paeth:
 export type PngCompression = number | 'runs';
 const RUN_DEFLATE = -1;
 
-/** One layer of a stack: RGBA pixels, valid where `mask` (1 bit a pixel, most significant first) says, or everywhere. */
-export interface PictureLayer {
-  pixels: Uint8Array;
+/**
+ * One layer of a stack: RGBA pixels, valid where `mask` (1 bit a pixel, most significant first)
+ * says, or everywhere. A layer may come as `jpeg` bytes instead, which the addon decodes on its
+ * thread: into `pixels` when given (a buffer the caller keeps, e.g. in a cache; its contents are
+ * then written by the job), else straight onto the composite through the mask.
+ */
+export type PictureLayer = { pixels: Uint8Array; mask?: Uint8Array } | JpegLayer;
+export interface JpegLayer {
+  jpeg: Uint8Array;
+  pixels?: Uint8Array;
   mask?: Uint8Array;
 }
 
@@ -32,8 +39,9 @@ export type Picture = Uint8Array | readonly PictureLayer[];
 /** The most layers a Picture may stack (the addon's MAX_LAYERS). */
 export const MAX_STACK_LAYERS = 16;
 
-type AddonPicture = Uint8Array | Uint8Array[];
+type AddonPicture = Uint8Array | (Uint8Array | undefined)[];
 type AddonMasks = (Uint8Array | undefined)[] | undefined;
+type AddonJpegs = (Uint8Array | undefined)[] | undefined;
 
 /** The addon answers the length when the bytes fitted `into`, else a Buffer of them. */
 type AddonResult = Promise<Buffer | number>;
@@ -46,6 +54,7 @@ interface Addon {
     rotation: Rotation,
     masks: AddonMasks,
     into: Uint8Array | undefined,
+    jpegs: AddonJpegs,
   ): AddonResult;
   encodePng(
     rgba: AddonPicture,
@@ -56,7 +65,16 @@ interface Addon {
     filter: number | undefined,
     masks: AddonMasks,
     into: Uint8Array | undefined,
+    jpegs: AddonJpegs,
   ): AddonResult;
+  decodeJpeg(
+    jpeg: Uint8Array,
+    scale: number,
+    size: number,
+    mask: Uint8Array | undefined,
+    into: Uint8Array | undefined,
+  ): Promise<Buffer | undefined>;
+  inflateZlib(bytes: Uint8Array, length: number): Buffer;
 }
 
 /** The encoded bytes: a view of `into` when they fitted there. */
@@ -65,10 +83,14 @@ async function bytesOf(result: AddonResult, into: Buffer | undefined): Promise<B
   return typeof answer === 'number' ? (into as Buffer).subarray(0, answer) : answer;
 }
 
-/** The addon's form of a picture: a buffer, or the layers' pixels and masks as two arrays. */
-function split(picture: Picture): [AddonPicture, AddonMasks] {
-  if (!Array.isArray(picture)) return [picture as Uint8Array, undefined];
-  return [picture.map((layer) => layer.pixels), picture.map((layer) => layer.mask)];
+/** The addon's form of a picture: a buffer, or the layers' pixels, masks and JPEGs as three arrays. */
+function split(picture: Picture): [AddonPicture, AddonMasks, AddonJpegs] {
+  if (!Array.isArray(picture)) return [picture as Uint8Array, undefined, undefined];
+  const layers = picture as readonly PictureLayer[];
+  const jpegs = layers.some((layer) => 'jpeg' in layer)
+    ? layers.map((layer) => ('jpeg' in layer ? layer.jpeg : undefined))
+    : undefined;
+  return [layers.map((layer) => layer.pixels), layers.map((layer) => layer.mask), jpegs];
 }
 
 // Two levels below the package root both as src/tiles/*.ts (tsx) and as dist/tiles/*.js (tsc).
@@ -103,8 +125,8 @@ export function encodeJpeg(
   rotation: Rotation,
   into?: Buffer,
 ): Promise<Buffer> {
-  const [rgba, masks] = split(picture);
-  return bytesOf(load().encodeJpeg(rgba, size, quality, rotation, masks, into), into);
+  const [rgba, masks, jpegs] = split(picture);
+  return bytesOf(load().encodeJpeg(rgba, size, quality, rotation, masks, into, jpegs), into);
 }
 
 /** 8-bit RGB PNG, or RGBA `withAlpha`, deflated as `compression` says; otherwise as encodeJpeg. */
@@ -122,6 +144,43 @@ export function encodePng(
   const level = compression === 'runs' ? RUN_DEFLATE : compression;
   // An unknown filter becomes NaN, which the addon refuses like any number out of range.
   const type = filter === undefined ? undefined : (FILTER_TYPES[filter] ?? Number.NaN);
-  const [rgba, masks] = split(picture);
-  return bytesOf(load().encodePng(rgba, size, withAlpha, level, rotation, type, masks, into), into);
+  const [rgba, masks, jpegs] = split(picture);
+  return bytesOf(load().encodePng(rgba, size, withAlpha, level, rotation, type, masks, into, jpegs), into);
+}
+
+/** The scaled decodes libjpeg-turbo does in its inverse DCT. */
+export type DecodeScale = 1 | 2 | 4 | 8;
+
+/**
+ * Decodes a JPEG (1 or 3 components) on the libuv pool into `size` x `size` RGBA with alpha 255, at
+ * 1/`scale` of its own size (which must then be `size`). Without `into`, the answer is a new Buffer;
+ * with it, the pixels are painted into `into` (only where `mask`'s bits are set, when given: 1 bit
+ * a pixel, most significant first) and the answer is undefined. Corrupt or truncated bytes reject
+ * (libjpeg's warnings count as failures); bad arguments throw at once.
+ */
+export function decodeJpeg(jpeg: Uint8Array, scale: DecodeScale, size: number): Promise<Buffer>;
+export function decodeJpeg(
+  jpeg: Uint8Array,
+  scale: DecodeScale,
+  size: number,
+  mask: Uint8Array | undefined,
+  into: Uint8Array,
+): Promise<undefined>;
+export function decodeJpeg(
+  jpeg: Uint8Array,
+  scale: DecodeScale,
+  size: number,
+  mask?: Uint8Array,
+  into?: Uint8Array,
+): Promise<Buffer | undefined> {
+  return load().decodeJpeg(jpeg, scale, size, mask, into);
+}
+
+/**
+ * The zlib stream `bytes` inflated to exactly `length` bytes, synchronously (libdeflate: a few
+ * microseconds for a mask tile, against about 30 for node:zlib's inflateSync). Throws when the
+ * stream is corrupt or inflates to another length.
+ */
+export function inflateZlib(bytes: Uint8Array, length: number): Buffer {
+  return load().inflateZlib(bytes, length);
 }

@@ -12,7 +12,7 @@ import { contentTypeOf, type EncodedFormat, encodeTile } from './encode.js';
 import { chooseLayers } from './layer-stack.js';
 import type { Rotation } from './panorama.js';
 import type { PlannedLayer, TileCandidate, TilePlan } from './planner.js';
-import { MAX_STACK_LAYERS, type Picture } from './tile-codec.js';
+import { MAX_STACK_LAYERS, type Picture, type PictureLayer } from './tile-codec.js';
 import type { WorkGate } from './work-gate.js';
 
 /** What a client asks for: `img` is JPEG when the tile is full and PNG when it is partial. */
@@ -48,6 +48,8 @@ interface Drawn {
   picture: Picture;
   full: boolean;
   surveyIds: string[];
+  /** Called once the picture is encoded: keeps the tiles the encoder decoded into kept buffers. */
+  encoded?: () => void;
 }
 
 /** True once nobody waits for the tile any more (the client closed its connection). */
@@ -125,6 +127,7 @@ export class TileRenderer {
       this.#buffers.give(into);
       throw error;
     }
+    drawn.encoded?.();
     const tile: RenderedTile = {
       body,
       contentType: contentTypeOf(encoded),
@@ -141,22 +144,52 @@ export class TileRenderer {
     if (choice.covered === 0) return undefined;
     // More layers than the encoder composites (ragged surveys piled up): the general path draws any number.
     if (choice.used.length > MAX_STACK_LAYERS) return this.#composite(plan, layers, masks);
-    const pixels = await Promise.all(
-      choice.used.map((index) => this.#tiles.pixels(((layers[index] as LayerRead[])[0] as LayerRead).address)),
+    const stack = await Promise.all(
+      choice.used.map((index) => {
+        const mask = (masks[index] as TileMask[])[0] as TileMask;
+        return this.#layer(((layers[index] as LayerRead[])[0] as LayerRead).address, mask);
+      }),
     );
     // A sparse imagery tile under a mask that says "data" would be a broken COG; draw it the slow, careful way.
-    if (pixels.some((tile) => tile === undefined)) return this.#composite(plan, layers, masks);
-    // The encoder composites the layers on its own thread, reading the cached tiles, which nothing writes.
-    const stack = choice.used.map((index, i) => {
-      const mask = (masks[index] as TileMask[])[0] as TileMask;
-      return { pixels: pixels[i] as Buffer, mask: mask.kind === 'partial' ? mask.bits : undefined };
-    });
+    if (stack.some((layer) => layer === undefined)) return this.#composite(plan, layers, masks);
     const surveyIds = [
       ...new Set(choice.used.map((index) => (plan.layers[index] as PlannedLayer<AssetCandidate>).candidate.surveyId)),
     ];
-    // One whole layer is its own composite.
-    const only = stack.length === 1 && !stack[0]?.mask ? stack[0]?.pixels : undefined;
-    return { picture: only ?? stack, full: choice.covered === TILE_PIXELS, surveyIds };
+    const picture = stack as PictureLayer[];
+    // One whole decoded layer is its own composite.
+    const first = picture[0];
+    const only = picture.length === 1 && first && !first.mask && !('jpeg' in first) ? first.pixels : undefined;
+    const keeps = picture.flatMap((layer, i) =>
+      'jpeg' in layer && layer.pixels ? [{ index: choice.used[i] as number, pixels: layer.pixels as Buffer }] : [],
+    );
+    const encoded =
+      keeps.length === 0
+        ? undefined
+        : () => {
+            for (const { index, pixels } of keeps)
+              this.#tiles.keep(((layers[index] as LayerRead[])[0] as LayerRead).address, pixels);
+          };
+    return { picture: only ?? picture, full: choice.covered === TILE_PIXELS, surveyIds, encoded };
+  }
+
+  /**
+   * One layer of a stack: its decoded pixels when cached (or being decoded for another request),
+   * else its stored JPEG, which the encoder decodes on its own thread straight onto the composite
+   * (or into a buffer to keep, when the tile cache wants it: cog-tiles.ts). undefined: a sparse tile.
+   */
+  async #layer(address: CogTileAddress, tileMask: TileMask): Promise<PictureLayer | undefined> {
+    const mask = tileMask.kind === 'partial' ? tileMask.bits : undefined;
+    const cached = this.#tiles.cachedPixels(address);
+    if (cached) return { pixels: cached, mask };
+    const pending = this.#tiles.pendingPixels(address);
+    if (pending) {
+      const pixels = await pending;
+      return pixels && { pixels, mask };
+    }
+    const jpeg = await this.#tiles.jpeg(address);
+    if (!jpeg) return undefined;
+    const keep = this.#tiles.keepBuffer(address);
+    return keep ? { jpeg, pixels: keep, mask } : { jpeg, mask };
   }
 
   async #composite(

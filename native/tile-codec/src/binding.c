@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "codec.h"
+#include "decode.h"
+#include "decode_binding.h"
+#include "inflate_binding.h"
 #include "stack.h"
 
 #define MAX_SIZE 4096
@@ -19,11 +22,14 @@
 typedef struct {
   napi_async_work work;
   napi_deferred deferred;
-  /* The picture: one RGBA buffer, or `layers` of them (top first) composited through `masks`. */
-  napi_ref inputs[2 * MAX_LAYERS + 1]; /* every layer and mask, and `into` */
+  /* The picture: one RGBA buffer, or `layers` of them (top first) composited through `masks`; a
+   * layer given as JPEG bytes is decoded here, into its `pixels` buffer when the caller wants the
+   * decoded tile kept (a cache), else straight onto the composite through its mask. */
+  napi_ref inputs[3 * MAX_LAYERS + 1]; /* every layer, mask and JPEG, and `into` */
   int input_count, layers;
   const uint8_t *rgba;
-  const uint8_t *pixels[MAX_LAYERS], *masks[MAX_LAYERS];
+  const uint8_t *pixels[MAX_LAYERS], *masks[MAX_LAYERS], *jpegs[MAX_LAYERS];
+  size_t jpeg_lengths[MAX_LAYERS];
   /* Where the caller wants the bytes (optional): copied there when they fit, the length then the answer. */
   uint8_t *into;
   size_t into_length;
@@ -84,10 +90,36 @@ static int pin(napi_env env, napi_value value, job *j) {
   return 1;
 }
 
+/* The JPEG of layer `i` when `jpegs` (an array, or undefined) has one there; 0 after throwing. */
+static int jpeg_layer_arg(napi_env env, napi_value jpegs, uint32_t i, job *j) {
+  bool is_array = false;
+  napi_value jpeg;
+  napi_valuetype type;
+  size_t length;
+  void *data;
+  napi_is_array(env, jpegs, &is_array);
+  if (!is_array) return 1;
+  if (napi_get_element(env, jpegs, i, &jpeg) != napi_ok) return 0;
+  napi_typeof(env, jpeg, &type);
+  if (type == napi_undefined) return 1;
+  bool is_typed_array = false;
+  napi_typedarray_type element;
+  napi_is_typedarray(env, jpeg, &is_typed_array);
+  if (!is_typed_array || napi_get_typedarray_info(env, jpeg, &element, &length, &data, NULL, NULL) != napi_ok ||
+      element != napi_uint8_array) {
+    napi_throw_type_error(env, NULL, "a layer's JPEG must be a Uint8Array");
+    return 0;
+  }
+  j->jpegs[i] = data;
+  j->jpeg_lengths[i] = length;
+  return pin(env, jpeg, j);
+}
+
 /* Size x size RGBA pixels: a Uint8Array, or an array of 1 to MAX_LAYERS of them (top first) with
  * `masks`, an array as long whose items are a mask (size * size / 8 bytes) or undefined for a
- * whole layer. */
-static int pixels_arg(napi_env env, napi_value value, napi_value masks, int size, job *j) {
+ * whole layer. With `jpegs` (an array as long, or undefined), a layer with JPEG bytes there is
+ * decoded: its pixels are then undefined, or a buffer to decode into. */
+static int pixels_arg(napi_env env, napi_value value, napi_value masks, napi_value jpegs, int size, job *j) {
   const char *what = "rgba must be a Uint8Array or an array of them";
   const char *size_message = "rgba must hold size * size RGBA pixels";
   size_t bytes = (size_t)size * size * 4;
@@ -107,10 +139,16 @@ static int pixels_arg(napi_env env, napi_value value, napi_value masks, int size
   for (uint32_t i = 0; i < count; i++) {
     napi_value layer, mask;
     napi_valuetype mask_type;
+    napi_valuetype layer_type;
     if (napi_get_element(env, value, i, &layer) != napi_ok || napi_get_element(env, masks, i, &mask) != napi_ok)
       return 0;
-    j->pixels[i] = bytes_arg(env, layer, bytes, what, size_message);
-    if (!j->pixels[i] || !pin(env, layer, j)) return 0;
+    if (!jpeg_layer_arg(env, jpegs, i, j)) return 0;
+    napi_typeof(env, layer, &layer_type);
+    if (j->jpegs[i] && size > 256) return throw_range(env, "JPEG layers are at most 256 pixels wide");
+    if (!j->jpegs[i] || layer_type != napi_undefined) {
+      j->pixels[i] = bytes_arg(env, layer, bytes, what, size_message);
+      if (!j->pixels[i] || !pin(env, layer, j)) return 0;
+    }
     napi_typeof(env, mask, &mask_type);
     if (mask_type == napi_undefined) continue;
     j->masks[i] = bytes_arg(env, mask, bytes / 32, "a mask must be a Uint8Array", "a mask has size * size / 8 bytes");
@@ -143,6 +181,24 @@ static void unpin(napi_env env, job *j) {
   for (int i = 0; i < j->input_count; i++) napi_delete_reference(env, j->inputs[i]);
 }
 
+/* Paints the layers bottom-up as stack_layers does, decoding the JPEG ones first. */
+static const char *composite_layers(job *j, uint8_t *out) {
+  int size = j->size;
+  /* A full bottom layer writes every pixel; otherwise undrawn pixels must read transparent black. */
+  if (j->masks[j->layers - 1]) memset(out, 0, (size_t)size * size * 4);
+  for (int layer = j->layers - 1; layer >= 0; layer--) {
+    uint8_t *keep = (uint8_t *)j->pixels[layer];
+    const char *error = NULL;
+    if (j->jpegs[layer] && !keep)
+      error = decode_jpeg(j->jpegs[layer], j->jpeg_lengths[layer], 1, size, j->masks[layer], out);
+    else if (j->jpegs[layer])
+      error = decode_jpeg(j->jpegs[layer], j->jpeg_lengths[layer], 1, size, NULL, keep);
+    if (error) return error;
+    if (!j->jpegs[layer] || keep) paint_layer(out, j->pixels[layer], j->masks[layer], size);
+  }
+  return NULL;
+}
+
 static void execute(napi_env env, void *data) {
   (void)env;
   job *j = data;
@@ -153,7 +209,11 @@ static void execute(napi_env env, void *data) {
       j->error = "out of memory";
       return;
     }
-    stack_layers(j->pixels, j->masks, j->layers, j->size, composite);
+    j->error = composite_layers(j, composite);
+    if (j->error) {
+      free(composite);
+      return;
+    }
   }
   const uint8_t *rgba = composite ? composite : j->rgba;
   j->error = j->png ? encode_png(rgba, j->size, j->with_alpha, j->level, j->rotation, j->filter, &j->out)
@@ -194,9 +254,9 @@ static void complete(napi_env env, napi_status status, void *data) {
 }
 
 /* Takes over `j` (freed here on failure, in complete() otherwise). */
-static napi_value start(napi_env env, job *j, napi_value pixels, napi_value masks, napi_value into) {
+static napi_value start(napi_env env, job *j, napi_value pixels, napi_value masks, napi_value into, napi_value jpegs) {
   napi_value name, promise;
-  if (!pixels_arg(env, pixels, masks, j->size, j) || !into_arg(env, into, j)) {
+  if (!pixels_arg(env, pixels, masks, jpegs, j->size, j) || !into_arg(env, into, j)) {
     unpin(env, j);
     free(j);
     return NULL;
@@ -212,11 +272,11 @@ static napi_value start(napi_env env, job *j, napi_value pixels, napi_value mask
   return promise;
 }
 
-/* encodeJpeg(rgba, size, quality, rotation, masks?, into?): Promise<Buffer | number>: the bytes'
- * length when they were written into `into`, else a Buffer of them. */
+/* encodeJpeg(rgba, size, quality, rotation, masks?, into?, jpegs?): Promise<Buffer | number>: the
+ * bytes' length when they were written into `into`, else a Buffer of them. */
 static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
+  size_t argc = 7;
+  napi_value argv[7];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   job *j = calloc(1, sizeof *j);
   if (!j) {
@@ -229,14 +289,14 @@ static napi_value encode_jpeg_js(napi_env env, napi_callback_info info) {
     free(j);
     return NULL;
   }
-  return start(env, j, argv[0], argv[4], argv[5]);
+  return start(env, j, argv[0], argv[4], argv[5], argv[6]);
 }
 
-/* encodePng(rgba, size, withAlpha, level, rotation, filter?, masks?, into?): as encodeJpeg; filter is
- * PNG's type byte, level -1 run_deflate.c's encoder. */
+/* encodePng(rgba, size, withAlpha, level, rotation, filter?, masks?, into?, jpegs?): as encodeJpeg;
+ * filter is PNG's type byte, level -1 run_deflate.c's encoder. */
 static napi_value encode_png_js(napi_env env, napi_callback_info info) {
-  size_t argc = 8;
-  napi_value argv[8];
+  size_t argc = 9;
+  napi_value argv[9];
   napi_valuetype filter_type;
   bool with_alpha;
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
@@ -265,15 +325,19 @@ static napi_value encode_png_js(napi_env env, napi_callback_info info) {
     goto fail;
   }
   j->filter = (enum png_filter)filter;
-  return start(env, j, argv[0], argv[6], argv[7]);
+  return start(env, j, argv[0], argv[6], argv[7], argv[8]);
 fail:
   free(j);
   return NULL;
 }
 
 NAPI_MODULE_INIT() {
-  napi_value jpeg, png;
+  napi_value jpeg, png, decode, inflate;
   CHECK(napi_create_function(env, "encodeJpeg", NAPI_AUTO_LENGTH, encode_jpeg_js, NULL, &jpeg));
+  CHECK(napi_create_function(env, "decodeJpeg", NAPI_AUTO_LENGTH, decode_jpeg_js, NULL, &decode));
+  CHECK(napi_set_named_property(env, exports, "decodeJpeg", decode));
+  CHECK(napi_create_function(env, "inflateZlib", NAPI_AUTO_LENGTH, inflate_zlib_js, NULL, &inflate));
+  CHECK(napi_set_named_property(env, exports, "inflateZlib", inflate));
   CHECK(napi_create_function(env, "encodePng", NAPI_AUTO_LENGTH, encode_png_js, NULL, &png));
   CHECK(napi_set_named_property(env, exports, "encodeJpeg", jpeg));
   CHECK(napi_set_named_property(env, exports, "encodePng", png));

@@ -23,12 +23,13 @@ static void paint_masked(uint8_t *out, const uint8_t *pixels, const uint8_t *mas
   }
 }
 
+void paint_layer(uint8_t *out, const uint8_t *pixels, const uint8_t *mask, int size) {
+  if (mask) paint_masked(out, pixels, mask, (size_t)size * size / 8);
+  else memcpy(out, pixels, (size_t)size * size * 4);
+}
+
 void stack_layers(const uint8_t *const *pixels, const uint8_t *const *masks, int count, int size, uint8_t *out) {
-  size_t bytes = (size_t)size * size * 4;
   /* A full bottom layer writes every pixel; otherwise undrawn pixels must read transparent black. */
-  if (count == 0 || masks[count - 1]) memset(out, 0, bytes);
-  for (int layer = count - 1; layer >= 0; layer--) {
-    if (masks[layer]) paint_masked(out, pixels[layer], masks[layer], (size_t)size * size / 8);
-    else memcpy(out, pixels[layer], bytes);
-  }
+  if (count == 0 || masks[count - 1]) memset(out, 0, (size_t)size * size * 4);
+  for (int layer = count - 1; layer >= 0; layer--) paint_layer(out, pixels[layer], masks[layer], size);
 }

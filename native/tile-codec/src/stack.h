@@ -2,6 +2,7 @@
 #ifndef STACK_H
 #define STACK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MAX_LAYERS 16
@@ -11,5 +12,8 @@
  * Writes their composite to `out`: the top layer wins wherever it is valid, transparent black
  * where none is. `size` is a multiple of 8. */
 void stack_layers(const uint8_t *const *pixels, const uint8_t *const *masks, int count, int size, uint8_t *out);
+
+/* One layer of a stack painted over `out`: its valid pixels (all of them without a mask). */
+void paint_layer(uint8_t *out, const uint8_t *pixels, const uint8_t *mask, int size);
 
 #endif
