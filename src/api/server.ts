@@ -8,6 +8,7 @@ import type { RasterEngine } from '../raster/index.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
+import { CoverageAnswers } from './coverage/coverage-answers.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { createHttpServer } from './http-server.js';
@@ -23,7 +24,7 @@ import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http' | 'coverageCacheMb'>;
   clock: Clock;
   /** The process's logger (composition.ts); the server logs through it. */
   log: FastifyBaseLogger;
@@ -85,7 +86,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.addHook('preValidation', async (request) => normaliseQuery(request));
   await registerOpenApiGenerator(app, config.publicUrl);
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
-  registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
+  const answers = new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb });
+  registerCoverageRoute(app, { keys: accounts, answers, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });
   await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
