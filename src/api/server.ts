@@ -9,6 +9,7 @@ import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
 import { CoverageAnswers } from './coverage/coverage-answers.js';
+import { CoverageLane } from './coverage/coverage-lane.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { createHttpServer } from './http-server.js';
@@ -45,10 +46,13 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   const { config, clock, accounts, catalogue, tokens, raster, tiles, rateLimiter } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
+  const answers = new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb });
+  const coverageLane = new CoverageLane({ keys: accounts, answers, tokens, clock, state });
   const app = Fastify({
-    // Tile requests meet the tile lane before fastify (tile-lane.ts says why), on a node:http
-    // server with nadir's timeouts that ends connections where node would (http-server.ts).
-    serverFactory: (handler) => createHttpServer(config.http, lane.handler(handler)),
+    // Tile and coverage requests meet their lanes before fastify (tile-lane.ts, coverage-lane.ts
+    // say why), on a node:http server with nadir's timeouts that ends connections where node
+    // would (http-server.ts).
+    serverFactory: (handler) => createHttpServer(config.http, lane.handler(coverageLane.handler(handler))),
     loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
@@ -68,6 +72,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     maxParamLength: MAX_PATH_SEGMENT,
   });
   lane.log = app.log;
+  coverageLane.log = app.log;
   lane.router = tileRouter(app);
   app.addHook('preClose', async () => {
     state.draining = true;
@@ -86,7 +91,6 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.addHook('preValidation', async (request) => normaliseQuery(request));
   await registerOpenApiGenerator(app, config.publicUrl);
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
-  const answers = new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb });
   registerCoverageRoute(app, { keys: accounts, answers, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });
