@@ -50,8 +50,9 @@ const warmedUp = new WeakMap<CoverageServer, number>();
 /**
  * wrk against one server: warm-up runs thrown away, then the measured run, with the CPU time the
  * server's processes used during it (per request, a figure a busy machine barely moves). A new
- * server is warmed up until it has answered every point once: its first touch of each page of a
- * large catalogue is a page fault, which costs more than the search itself.
+ * server is warmed up until it has answered every point once per process: its first touch of each
+ * page of a large catalogue is a page fault, which costs more than the search itself, and each
+ * process has its own coverage page cache.
  */
 export async function measureHttp(
   server: CoverageServer,
@@ -63,7 +64,8 @@ export async function measureHttp(
   // second thread would only compete with the server for the other one.
   const common = { urls, connections: settings.connections, threads: 1 };
   let warmed = warmedUp.get(server) ?? 0;
-  for (let runs = 0; settings.warmupSeconds > 0 && (runs === 0 || (warmed < urls.length && runs < 30)); runs++) {
+  const target = urls.length * server.processes;
+  for (let runs = 0; settings.warmupSeconds > 0 && (runs === 0 || (warmed < target && runs < 30)); runs++) {
     warmed += (await runWrk({ ...common, seconds: settings.warmupSeconds })).requests;
   }
   warmedUp.set(server, warmed);
