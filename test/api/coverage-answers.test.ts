@@ -109,6 +109,26 @@ describe('CoverageAnswers', () => {
   });
 });
 
+describe('CoverageAnswers memory', () => {
+  it('holds as many pages of ASCII text as its budget has bytes for (a working set in turn all hits)', async () => {
+    let searches = 0;
+    const listing = makeSurvey({ id: 'x'.repeat(250), captureDate: '2024-01-01', box: AROUND });
+    const fixed: Pick<SurveyCatalogue, 'search' | 'changeMarker'> = {
+      search: async () => {
+        searches++;
+        return { surveys: [listing], total: 1 } as never;
+      },
+      changeMarker: async () => 'unchanged',
+    };
+    // ~800 bytes a page with its key: 1,200 of them fit in 1 MiB, not at two bytes a character.
+    const answers = new CoverageAnswers(fixed, { maxMb: 1 });
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 1200; i++) await answers.page(request({ point: `10,${i / 1000}` }));
+    }
+    assert.equal(searches, 1200);
+  });
+});
+
 describe('coverage body text', () => {
   it('is what fastify serialised with the response schema', async () => {
     // One app with the old route's shape: objects through the schema serialiser.
