@@ -44,14 +44,17 @@ export interface HttpSettings {
   warmupSeconds: number;
 }
 
-/** Requests each server has answered in warm-up runs so far. */
-const warmedUp = new WeakMap<CoverageServer, number>();
+/** Servers warmed up already (a server is measured once per round, warmed once). */
+const warmedUp = new WeakSet<CoverageServer>();
 
 /**
  * wrk against one server: warm-up runs thrown away, then the measured run, with the CPU time the
  * server's processes used during it (per request, a figure a busy machine barely moves). A new
- * server is warmed up until it has answered every point once: its first touch of each page of a
- * large catalogue is a page fault, which costs more than the search itself.
+ * server is warmed up until one run has gone through every point (twice per process): its first
+ * touch of each page of a large catalogue is a page fault, which costs more than the search itself,
+ * and each process has its own coverage page cache, meeting about half of a pass's points. A run
+ * counts alone: every wrk run starts again at the first point (wrk.ts), so short runs added up
+ * kept warming the same first few thousand points.
  */
 export async function measureHttp(
   server: CoverageServer,
@@ -62,11 +65,15 @@ export async function measureHttp(
   // One wrk thread: 16 connections at a few thousand requests/s take a fraction of a core, and a
   // second thread would only compete with the server for the other one.
   const common = { urls, connections: settings.connections, threads: 1 };
-  let warmed = warmedUp.get(server) ?? 0;
-  for (let runs = 0; settings.warmupSeconds > 0 && (runs === 0 || (warmed < urls.length && runs < 30)); runs++) {
-    warmed += (await runWrk({ ...common, seconds: settings.warmupSeconds })).requests;
+  const target = urls.length * (server.processes > 1 ? 2 * server.processes : 1);
+  let seconds = settings.warmupSeconds;
+  // At least one run each time: other servers ran since this one was last measured.
+  for (let runs = 0; settings.warmupSeconds > 0 && (runs === 0 || (!warmedUp.has(server) && runs < 10)); runs++) {
+    const { requests } = await runWrk({ ...common, seconds });
+    if (requests >= target) warmedUp.add(server);
+    // Long enough for the whole pass at the rate just seen, with a margin; a minute at most.
+    else seconds = Math.min(60, Math.ceil((1.3 * target * seconds) / Math.max(requests, 1)));
   }
-  warmedUp.set(server, warmed);
   const cpuBefore = await server.cpuSeconds();
   const result = await runWrk({ ...common, seconds: settings.seconds });
   const cpuMsPerRequest = (((await server.cpuSeconds()) - cpuBefore) * 1000) / result.requests;

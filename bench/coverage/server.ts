@@ -4,19 +4,25 @@
  * the account and key the requests use are added to it first.
  */
 import { readdir, readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { issueBenchKey, startNadirServe } from '../load/nadir-serve.js';
 import { removeScratch, type Service, scratchDir } from '../load/processes.js';
 
 export interface CoverageServer extends Service {
   url: string;
   apiKey: string;
+  /** Processes answering (one per core for `auto`): each has its own caches to warm. */
+  processes: number;
   /** CPU seconds (user + system) used so far by the server's processes: robust to a busy machine. */
   cpuSeconds(): Promise<number>;
 }
 
 export interface CoverageServerOptions {
   database: string;
-  /** NADIR_WORKERS; undefined leaves serve's default (one process). */
+  /**
+   * NADIR_WORKERS; undefined leaves serve's default (one process). A `:no-cache` suffix also
+   * turns the coverage page cache off (NADIR_COVERAGE_CACHE_MB=0): every request searches.
+   */
   workers?: string;
   /** Write a V8 CPU profile per process here when the server stops. */
   cpuProfileDir?: string;
@@ -43,12 +49,15 @@ export async function startCoverageServer(options: CoverageServerOptions): Promi
   try {
     const env = { NADIR_DATA_DIR: dataDir, NADIR_DATABASE: options.database };
     const apiKey = await issueBenchKey(env, 'coverage');
-    const server = await startNadirServe({ ...options, env, label: 'coverage-serve' });
+    const [workers, variant] = options.workers?.split(':') ?? [];
+    const serveEnv = variant === 'no-cache' ? { ...env, NADIR_COVERAGE_CACHE_MB: '0' } : env;
+    const server = await startNadirServe({ ...options, workers, env: serveEnv, label: 'coverage-serve' });
     const stop = async () => {
       await server.stop();
       await removeScratch(dataDir);
     };
-    return { url: server.url, apiKey, stop, cpuSeconds: () => groupCpuSeconds(server.child.pid) };
+    const processes = workers === 'auto' ? availableParallelism() : Number(workers ?? 1);
+    return { url: server.url, apiKey, stop, processes, cpuSeconds: () => groupCpuSeconds(server.child.pid) };
   } catch (error) {
     await removeScratch(dataDir);
     throw error;

@@ -9,6 +9,8 @@ import type { ChangeTiles } from '../tiles/change-tiles.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
+import { CoverageAnswers } from './coverage/coverage-answers.js';
+import { CoverageLane } from './coverage/coverage-lane.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { registerStacRoutes } from './gis/stac-route.js';
@@ -29,7 +31,7 @@ import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http' | 'coverageCacheMb'>;
   clock: Clock;
   /** The process's logger (composition.ts); the server logs through it. */
   log: FastifyBaseLogger;
@@ -51,10 +53,13 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   const { config, clock, accounts, catalogue, tokens, raster, tiles, changeTiles, rateLimiter } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
+  const answers = new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb });
+  const coverageLane = new CoverageLane({ keys: accounts, answers, tokens, clock, state });
   const app = Fastify({
-    // Tile requests meet the tile lane before fastify (tile-lane.ts says why), on a node:http
-    // server with nadir's timeouts that ends connections where node would (http-server.ts).
-    serverFactory: (handler) => createHttpServer(config.http, lane.handler(handler)),
+    // Tile and coverage requests meet their lanes before fastify (tile-lane.ts, coverage-lane.ts
+    // say why), on a node:http server with nadir's timeouts that ends connections where node
+    // would (http-server.ts).
+    serverFactory: (handler) => createHttpServer(config.http, lane.handler(coverageLane.handler(handler))),
     loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
@@ -74,6 +79,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
   });
   lane.log = app.log;
+  coverageLane.log = app.log;
   lane.router = tileRouter(app);
   app.addHook('preClose', async () => {
     state.draining = true;
@@ -92,7 +98,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.addHook('preValidation', async (request) => normaliseQuery(request));
   await registerOpenApiGenerator(app, config.publicUrl);
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
-  registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
+  registerCoverageRoute(app, { keys: accounts, answers, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });

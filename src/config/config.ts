@@ -62,6 +62,8 @@ export interface Config {
   rasterQueueMs: number;
   /** Decoded map-tile pixels kept in memory, MiB (per serve worker). */
   tileCacheMb: number;
+  /** Coverage pages remembered until the catalogue changes, MiB (per serve worker; 0: none). */
+  coverageCacheMb: number;
   /** Processes `nadir serve` runs (NADIR_WORKERS: a number, or `auto` for one per core). */
   workers: number;
   http: HttpTimeouts;
@@ -222,6 +224,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     rasterBudgetMb: integer(env, 'NADIR_RASTER_BUDGET_MB', 1024, 64, 1024 * 1024),
     rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
     tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),
+    coverageCacheMb: integer(env, 'NADIR_COVERAGE_CACHE_MB', 64, 0, 1024 * 1024),
     workers: env.NADIR_WORKERS === 'auto' ? availableParallelism() : integer(env, 'NADIR_WORKERS', 1, 1, 64),
     http: parseHttpTimeouts(env),
   };

@@ -40,6 +40,7 @@ describe('parseConfig defaults', () => {
       rasterBudgetMb: 1024,
       rasterQueueMs: 10_000,
       tileCacheMb: 256,
+      coverageCacheMb: 64,
       workers: 1,
       http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 72_000 },
     });
@@ -53,6 +54,8 @@ describe('parseConfig defaults', () => {
     assert.throws(() => parseConfig({ NADIR_WORKERS: '0' }, cwd), /NADIR_WORKERS/);
     assert.throws(() => parseConfig({ NADIR_WORKERS: 'many' }, cwd), /NADIR_WORKERS/);
     assert.throws(() => parseConfig({ NADIR_TILE_CACHE_MB: '-1' }, cwd), /NADIR_TILE_CACHE_MB/);
+    assert.equal(parseConfig({ NADIR_COVERAGE_CACHE_MB: '0' }, cwd).coverageCacheMb, 0);
+    assert.throws(() => parseConfig({ NADIR_COVERAGE_CACHE_MB: 'lots' }, cwd), /NADIR_COVERAGE_CACHE_MB/);
   });
 
   it('reads the imagery admission settings and refuses nonsense', () => {

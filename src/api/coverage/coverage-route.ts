@@ -1,21 +1,21 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import type { Clock } from '../../clock.js';
-import { aoiLonLatBounds } from '../../geo/aoi.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TokenCodec } from '../../tokens/index.js';
 import { type ApiKeyVerifier, authenticate, callerOf, requireRasterSubscription } from '../auth.js';
+import { JSON_TYPE } from '../error-handling.js';
 import { timedStep } from '../request-lifecycle.js';
+import type { CoverageAnswers } from './coverage-answers.js';
 import { parseCoverageQuery } from './coverage-request.js';
 import { type CoverageQuerySchema, coverageRouteSchema } from './coverage-schema.js';
-import { surveyJson } from './survey-json.js';
+import { coverageBodyJson } from './survey-json.js';
 
 export const COVERAGE_PATH = '/staticmap/v2/coverage.json';
 
 export interface CoverageRouteParts {
   keys: ApiKeyVerifier;
-  catalogue: Pick<SurveyCatalogue, 'search'>;
+  answers: Pick<CoverageAnswers, 'page'>;
   tokens: Pick<TokenCodec, 'issue'>;
   clock: Clock;
 }
@@ -28,7 +28,7 @@ export interface CoverageRouteParts {
  */
 export function registerCoverageRoute(
   app: FastifyInstance,
-  { keys, catalogue, tokens, clock }: CoverageRouteParts,
+  { keys, answers, tokens, clock }: CoverageRouteParts,
 ): void {
   app.get(
     COVERAGE_PATH,
@@ -41,31 +41,14 @@ export function registerCoverageRoute(
     async (request, reply) => {
       const caller = callerOf(request);
       const query = parseCoverageQuery(request.query as Static<typeof CoverageQuerySchema>, () => utcDate(clock()));
-      const page = await timedStep(request, 'catalogue', () =>
-        catalogue.search({
-          area: aoiLonLatBounds(query.aoi),
-          overlap: query.overlap,
-          since: query.since,
-          until: query.until,
-          types: query.types,
-          typeMatch: query.typeMatch,
-          limit: query.limit,
-          offset: query.offset,
-          // The answer shows no footprint and no file: listings spare reading each survey's document.
-          view: 'listing',
-        }),
-      );
+      const page = await timedStep(request, 'catalogue', () => answers.page(query));
       // Issued even when nothing matches (decisions.md): it costs nothing until an image is fetched.
       const { token } = tokens.issue({ accountId: caller.account.id, keyId: caller.keyId, aoi: query.aoi });
       // The body holds a credential: no shared cache may keep it.
       reply.header('cache-control', 'no-store');
-      return {
-        surveys: page.surveys.map((survey) => surveyJson(survey, query.types, query.fields)),
-        limit: query.limit,
-        offset: query.offset,
-        total: page.total,
-        transactionToken: token,
-      };
+      // Already JSON (the page comes serialised, coverage-answers.ts): fastify sends a string as is.
+      reply.header('content-type', JSON_TYPE);
+      return coverageBodyJson(page.surveysJson, { ...query, total: page.total }, token);
     },
   );
 }

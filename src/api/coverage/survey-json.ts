@@ -1,5 +1,5 @@
 import type { SurveyListing } from '../../catalogue/catalogue.js';
-import { CONTENT_TYPES, type ContentType, type RasterType } from '../../catalogue/survey.js';
+import { CONTENT_TYPES, type ContentType, RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
 import type { SurveyField } from './coverage-request.js';
 
 /** A survey as the coverage response shows it (spec "Survey", plus `tags` and `maxZoom`). */
@@ -20,6 +20,11 @@ function roundGsd(gsd: number): number {
   return Math.round(gsd * 1e6) / 1e6;
 }
 
+/**
+ * The survey in the response's field order, objects keyed in the schema's order (RASTER_TYPES,
+ * CONTENT_TYPES) whatever order the query named the types in: JSON.stringify of it is then the
+ * very text fastify's schema serialiser wrote when it serialised these answers.
+ */
 export function surveyJson(
   survey: SurveyListing,
   types: readonly RasterType[],
@@ -31,8 +36,8 @@ export function surveyJson(
   if (fields.has('lastPhotoTime')) json.lastPhotoTime = survey.lastPhotoTime;
   if (fields.has('pixelSizes')) {
     const pixelSizes: SurveyJson['pixelSizes'] = {};
-    for (const type of types) {
-      const asset = survey.assets[type];
+    for (const type of RASTER_TYPES) {
+      const asset = types.includes(type) ? survey.assets[type] : undefined;
       if (asset) pixelSizes[type] = roundGsd(asset.gsd);
     }
     json.pixelSizes = pixelSizes;
@@ -42,9 +47,22 @@ export function surveyJson(
     const maxZoom: SurveyJson['maxZoom'] = {};
     for (const type of CONTENT_TYPES) {
       const asset = survey.assets[type];
-      if (asset) maxZoom[type] = asset.maxZoom;
+      // The schema says integer: the serialiser truncated anything else.
+      if (asset) maxZoom[type] = Math.trunc(asset.maxZoom);
     }
     json.maxZoom = maxZoom;
   }
   return json;
+}
+
+/**
+ * The whole response body, in the schema's field order. `surveysJson` is the array as JSON text;
+ * the token is base64url and dots, nothing JSON escapes.
+ */
+export function coverageBodyJson(
+  surveysJson: string,
+  page: { limit: number; offset: number; total: number },
+  token: string,
+): string {
+  return `{"surveys":${surveysJson},"limit":${page.limit},"offset":${page.offset},"total":${page.total},"transactionToken":${JSON.stringify(token)}}`;
 }

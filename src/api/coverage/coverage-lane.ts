@@ -1,0 +1,184 @@
+/**
+ * The coverage lane: coverage requests answered before fastify, as the tile lane answers tiles
+ * (tile-lane.ts), with the route's own parts (authentication, coverage-request.ts, the page cache
+ * and the token codec). A coverage answer is a few hundred microseconds of work, and fastify's
+ * routing, hooks and reply machinery were a third of it (docs/benchmarks-coverage.md).
+ *
+ * It takes a request only when it is sure to read it as the route would: a GET of the exact path,
+ * whose query needs no decoding and repeats no declared parameter, passes the schema's type and
+ * range checks (redone here on the plain strings), parses without complaint, and whose key is valid
+ * for an account with the raster subscription. Anything else (every 4xx, shutdown) goes to fastify
+ * untouched. Once taken, the answer is the route's, byte for byte in its body, with the headers
+ * fastify's hooks would add; Server-Timing also says `lane`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ApiKeyLookup } from '../../accounts/index.js';
+import type { Clock } from '../../clock.js';
+import { MAX_RADIUS } from '../../geo/aoi.js';
+import { utcDate } from '../../geo/dates.js';
+import type { TokenCodec } from '../../tokens/index.js';
+import { type ApiKeyVerifier, apiKeyOf } from '../auth.js';
+import { answerToFailure, JSON_TYPE } from '../error-handling.js';
+import type { NodeHandler } from '../http-server.js';
+import { parseDecimal, plainQuery } from '../query-params.js';
+import { rawHeader } from '../raw-header.js';
+import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../request-lifecycle.js';
+import type { ServerState } from '../system-routes.js';
+import type { CoverageAnswers } from './coverage-answers.js';
+import { type CoverageQueryString, type CoverageRequest, MAX_LIMIT, parseCoverageQuery } from './coverage-request.js';
+import { COVERAGE_PATH } from './coverage-route.js';
+import { CoverageQuerySchema } from './coverage-schema.js';
+import { coverageBodyJson } from './survey-json.js';
+
+export interface CoverageLaneParts {
+  keys: ApiKeyVerifier;
+  answers: Pick<CoverageAnswers, 'page'>;
+  tokens: Pick<TokenCodec, 'issue'>;
+  clock: Clock;
+  state: ServerState;
+}
+
+const DECLARED: ReadonlySet<string> = new Set(Object.keys(CoverageQuerySchema.properties));
+const FILTERS: ReadonlySet<string | undefined> = new Set([undefined, 'allTypes', 'anyTypes']);
+const OVERLAPS: ReadonlySet<string | undefined> = new Set([undefined, 'full', 'partial']);
+
+/** A request the lane has taken: every check fastify and the route make before the search has passed. */
+interface Taken {
+  started: number;
+  requestId: string;
+  query: CoverageRequest;
+  caller: ApiKeyLookup;
+  authMs: number;
+}
+
+/** A number parameter as the schema checks it after query-params.ts converted it; undefined when it would not pass. */
+function checkedNumber(text: string | undefined, min: number, max: number, integer: boolean): number | undefined {
+  if (text === undefined) return undefined;
+  const value = parseDecimal(text);
+  if (value === undefined || !(value >= min && value <= max) || (integer && !Number.isInteger(value))) {
+    return undefined;
+  }
+  return value;
+}
+
+/** The query string as fastify's schema would pass it on, or undefined for anything it might refuse. */
+function schemaChecked(search: Record<string, string>): CoverageQueryString | undefined {
+  const { point, resources, filter, overlap } = search;
+  const radius = checkedNumber(search.radius, 1, MAX_RADIUS, false);
+  const limit = checkedNumber(search.limit, 1, MAX_LIMIT, true);
+  const offset = checkedNumber(search.offset, 0, Number.MAX_SAFE_INTEGER, true);
+  if (point === undefined || resources === undefined || radius === undefined) return undefined;
+  if ((search.limit !== undefined && limit === undefined) || (search.offset !== undefined && offset === undefined)) {
+    return undefined;
+  }
+  if (!FILTERS.has(filter) || !OVERLAPS.has(overlap)) return undefined;
+  return {
+    point,
+    radius,
+    resources,
+    since: search.since,
+    until: search.until,
+    filter: filter as CoverageQueryString['filter'],
+    overlap: overlap as CoverageQueryString['overlap'],
+    fields: search.fields,
+    limit,
+    offset,
+  };
+}
+
+export class CoverageLane {
+  readonly #parts: CoverageLaneParts;
+  /** Known once fastify is built (the lane is built before it, as part of its server's request handler). */
+  log: FastifyBaseLogger | undefined;
+
+  constructor(parts: CoverageLaneParts) {
+    this.#parts = parts;
+  }
+
+  /** A node:http request handler: the lane first, `fallback` for what it declines. */
+  handler(fallback: NodeHandler): NodeHandler {
+    return (request, response) => {
+      const url = request.url ?? '';
+      if (
+        request.method !== 'GET' ||
+        !url.startsWith(COVERAGE_PATH) ||
+        (url.length > COVERAGE_PATH.length && url.charCodeAt(COVERAGE_PATH.length) !== 63) // '?'
+      ) {
+        fallback(request, response);
+        return;
+      }
+      this.#take(request, url)
+        .then(
+          (taken) => (taken ? this.#answer(request, response, taken) : fallback(request, response)),
+          // A failure while deciding (the account store unreadable, say) is fastify's to answer and log.
+          () => fallback(request, response),
+        )
+        .catch((error: unknown) => {
+          this.log?.error({ err: error }, 'coverage lane failed');
+          response.destroy();
+        });
+    };
+  }
+
+  async #take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
+    const started = performance.now();
+    if (!this.log || this.#parts.state.draining) return undefined;
+    const search = plainQuery(url.slice(COVERAGE_PATH.length + 1), DECLARED);
+    const checked = search && schemaChecked(search);
+    if (!search || !checked) return undefined;
+    const key = apiKeyOf(search.apikey, rawHeader(request, 'authorization', true));
+    const caller = key === undefined ? undefined : await this.#parts.keys.lookupApiKey(key);
+    if (!caller?.account.rasterSubscription) return undefined;
+    const authMs = performance.now() - started;
+    let query: CoverageRequest;
+    try {
+      query = parseCoverageQuery(checked, () => utcDate(this.#parts.clock()));
+    } catch {
+      return undefined;
+    }
+    return { started, requestId: requestIdOf(rawHeader(request, 'x-request-id')), query, caller, authMs };
+  }
+
+  async #answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
+    const { query, caller } = taken;
+    const headers = standardHeaderPairs(taken.requestId);
+    const timings = [serverTiming('auth', taken.authMs)];
+    let status = 200;
+    let body: string;
+    const searched = performance.now();
+    try {
+      const page = await this.#parts.answers.page(query);
+      timings.push(serverTiming('catalogue', performance.now() - searched));
+      const { token } = this.#parts.tokens.issue({ accountId: caller.account.id, keyId: caller.keyId, aoi: query.aoi });
+      // As the route: the body holds a credential, no shared cache may keep it.
+      headers.push('cache-control', 'no-store', 'content-type', JSON_TYPE);
+      body = coverageBodyJson(page.surveysJson, { ...query, total: page.total }, token);
+    } catch (error) {
+      if (request.socket.destroyed) return;
+      timings.push(serverTiming('catalogue', performance.now() - searched));
+      const log = (this.log as FastifyBaseLogger).child({ requestId: taken.requestId });
+      const failure = answerToFailure(error, taken.requestId, log);
+      status = failure.status;
+      headers.push(...Object.entries(failure.headers).flat(), 'content-type', JSON_TYPE);
+      body = JSON.stringify(failure.body);
+    }
+    const durationMs = performance.now() - taken.started;
+    // Which entrance answered, for people (and benchmarks) reading Server-Timing.
+    timings.push('lane;dur=0', serverTiming('total', durationMs));
+    headers.push('server-timing', timings.join(', '), 'content-length', String(Buffer.byteLength(body)));
+    // Shutdown began while it searched: as fastify's onSend hook, so close() need not wait for
+    // this keep-alive connection's idle timeout.
+    if (this.#parts.state.draining) headers.push('connection', 'close');
+    response.writeHead(status, headers);
+    response.end(body);
+    logAccess(this.log as FastifyBaseLogger, {
+      requestId: taken.requestId,
+      method: request.method,
+      url: request.url ?? '',
+      statusCode: status,
+      durationMs,
+    });
+  }
+}
