@@ -13,6 +13,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ApiKeyLookup } from '../../accounts/index.js';
 import type { Clock } from '../../clock.js';
@@ -63,8 +64,17 @@ function checkedNumber(text: string | undefined, min: number, max: number, integ
   return value;
 }
 
+/**
+ * Every parameter the schema declares is read by the lane: one added to the schema (and so to
+ * CoverageQueryString) that schemaChecked does not pass on fails to compile, instead of being
+ * ignored by the lane while the route honours it.
+ */
+type EveryParameter<T> = { [K in keyof Required<T>]: T[K] };
+type UnreadByLane = Exclude<keyof Static<typeof CoverageQuerySchema>, keyof CoverageQueryString | 'apikey'>;
+export const LANE_READS_EVERY_PARAMETER: [UnreadByLane] extends [never] ? true : UnreadByLane = true;
+
 /** The query string as fastify's schema would pass it on, or undefined for anything it might refuse. */
-function schemaChecked(search: Record<string, string>): CoverageQueryString | undefined {
+function schemaChecked(search: Record<string, string>): EveryParameter<CoverageQueryString> | undefined {
   const { point, resources, filter, overlap } = search;
   const radius = checkedNumber(search.radius, 1, MAX_RADIUS, false);
   const limit = checkedNumber(search.limit, 1, MAX_LIMIT, true);
