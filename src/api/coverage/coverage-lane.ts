@@ -23,6 +23,7 @@ import type { TokenCodec } from '../../tokens/index.js';
 import { type ApiKeyVerifier, apiKeyOf } from '../auth.js';
 import { answerToFailure, JSON_TYPE } from '../error-handling.js';
 import type { NodeHandler } from '../http-server.js';
+import { type Lane, laneHandler } from '../lane-entrance.js';
 import { parseDecimal, plainQuery } from '../query-params.js';
 import { rawHeader } from '../raw-header.js';
 import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../request-lifecycle.js';
@@ -98,7 +99,7 @@ function schemaChecked(search: Record<string, string>): EveryParameter<CoverageQ
   };
 }
 
-export class CoverageLane {
+export class CoverageLane implements Lane<Taken> {
   readonly #parts: CoverageLaneParts;
   /** Known once fastify is built (the lane is built before it, as part of its server's request handler). */
   log: FastifyBaseLogger | undefined;
@@ -107,32 +108,22 @@ export class CoverageLane {
     this.#parts = parts;
   }
 
+  readonly name = 'coverage lane';
+
   /** A node:http request handler: the lane first, `fallback` for what it declines. */
   handler(fallback: NodeHandler): NodeHandler {
-    return (request, response) => {
-      const url = request.url ?? '';
-      if (
-        request.method !== 'GET' ||
-        !url.startsWith(COVERAGE_PATH) ||
-        (url.length > COVERAGE_PATH.length && url.charCodeAt(COVERAGE_PATH.length) !== 63) // '?'
-      ) {
-        fallback(request, response);
-        return;
-      }
-      this.#take(request, url)
-        .then(
-          (taken) => (taken ? this.#answer(request, response, taken) : fallback(request, response)),
-          // A failure while deciding (the account store unreadable, say) is fastify's to answer and log.
-          () => fallback(request, response),
-        )
-        .catch((error: unknown) => {
-          this.log?.error({ err: error }, 'coverage lane failed');
-          response.destroy();
-        });
-    };
+    return laneHandler(this, fallback);
   }
 
-  async #take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
+  wants(method: string | undefined, url: string): boolean {
+    return (
+      method === 'GET' &&
+      url.startsWith(COVERAGE_PATH) &&
+      (url.length === COVERAGE_PATH.length || url.charCodeAt(COVERAGE_PATH.length) === 63) // '?'
+    );
+  }
+
+  async take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
     const started = performance.now();
     if (!this.log || this.#parts.state.draining) return undefined;
     const search = plainQuery(url.slice(COVERAGE_PATH.length + 1), DECLARED);
@@ -151,7 +142,7 @@ export class CoverageLane {
     return { started, requestId: requestIdOf(rawHeader(request, 'x-request-id')), query, caller, authMs };
   }
 
-  async #answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
+  async answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
     const { query, caller } = taken;
     const headers = standardHeaderPairs(taken.requestId);
     const timings = [serverTiming('auth', taken.authMs)];

@@ -21,13 +21,13 @@ import { parseTileQuery, type TilePath, type TileQuery } from '../../tiles/tile-
 import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, apiKeyOf, keyIsInUrl } from '../auth.js';
 import { answerToFailure, JSON_TYPE } from '../error-handling.js';
+import type { NodeHandler } from '../http-server.js';
+import { type Lane, laneHandler } from '../lane-entrance.js';
 import { plainQuery } from '../query-params.js';
 import { rawHeader } from '../raw-header.js';
 import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../request-lifecycle.js';
 import type { ServerState } from '../system-routes.js';
 import { LocationTileQuerySchema, SurveyTileQuerySchema } from './tile-schema.js';
-
-type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** The path parameters of the tile route fastify's router finds for a path, if any. */
 export type TileRouter = (path: string) => TilePath | undefined;
@@ -59,7 +59,7 @@ interface Taken {
   keyInUrl: boolean;
 }
 
-export class TileLane {
+export class TileLane implements Lane<Taken> {
   readonly #parts: TileLaneParts;
   /** Known once fastify is built (the lane is built before it, as its server's request handler). */
   router: TileRouter | undefined;
@@ -69,28 +69,18 @@ export class TileLane {
     this.#parts = parts;
   }
 
+  readonly name = 'tile lane';
+
   /** A node:http request handler: the lane first, `fallback` (fastify) for what it declines. */
   handler(fallback: NodeHandler): NodeHandler {
-    return (request, response) => {
-      const url = request.url ?? '';
-      if ((request.method !== 'GET' && request.method !== 'HEAD') || !url.startsWith('/tiles/v3/')) {
-        fallback(request, response);
-        return;
-      }
-      this.#take(request, url)
-        .then(
-          (taken) => (taken ? this.#answer(request, response, taken) : fallback(request, response)),
-          // A failure while deciding (the account store unreadable, say) is fastify's to answer and log.
-          () => fallback(request, response),
-        )
-        .catch((error: unknown) => {
-          this.log?.error({ err: error }, 'tile lane failed');
-          response.destroy();
-        });
-    };
+    return laneHandler(this, fallback);
   }
 
-  async #take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
+  wants(method: string | undefined, url: string): boolean {
+    return (method === 'GET' || method === 'HEAD') && url.startsWith('/tiles/v3/');
+  }
+
+  async take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
     const started = performance.now();
     const { router, log } = this;
     if (!router || !log || this.#parts.state.draining) return undefined;
@@ -115,7 +105,7 @@ export class TileLane {
     return { started, requestId, query, caller, keyInUrl: keyIsInUrl(search.apikey) };
   }
 
-  async #answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
+  async answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
     const { tiles } = this.#parts;
     const headers = standardHeaderPairs(taken.requestId);
     let answer: LaneAnswer;
