@@ -4,7 +4,7 @@
  * (bench/results/<date>.json, committed) and as a report with charts (docs/benchmarks.md,
  * docs/benchmarks/*.png).
  *
- *   node --import tsx bench/run.ts [--only tiles|coverage|raster|scale|storage] [--quick] [--fresh] [--profile] [--no-write]
+ *   node --import tsx bench/run.ts [--only tiles|coverage|raster|scale|storage|change] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
  *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
  *     [--scale-sizes 1000000,10000000]  (the scale part's catalogue sizes: 100k quick, 1M and 10M full)
@@ -17,7 +17,7 @@
  * rebuilt from its raw figures, so a change to how it is reported needs no new run).
  * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
  *
- * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/), each with run.ts (measures, returns the
+ * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/, change/), each with run.ts (measures, returns the
  * raw figures), raw.ts (their types, imported by run and report alike, so no import cycle;
  * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> Section: goals,
  * tables, charts, words); main.ts runs a part alone with its own settings. PARTS below lists them.
@@ -37,6 +37,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { changeSection } from './change/report.js';
+import { measureChange } from './change/run.js';
 import { coverageSection } from './coverage/report.js';
 import { measureCoverage } from './coverage/run.js';
 import { startedGroups } from './load/processes.js';
@@ -107,6 +109,7 @@ const PARTS: Part<unknown>[] = [
     report: scaleSection,
   },
   { id: 'storage', run: measureStorage, report: storageSection },
+  { id: 'change', run: measureChange, report: changeSection },
 ];
 const PART_IDS = PARTS.map((part) => part.id);
 

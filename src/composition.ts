@@ -24,6 +24,7 @@ import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { RasterEngine } from './raster/index.js';
 import { gdalStorageSettings, openStorage } from './storage/open-storage.js';
 import type { SurveyStorage } from './storage/storage.js';
+import { ChangeTiles } from './tiles/change-tiles.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
 import { TileResponder } from './tiles/tile-responder.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
@@ -48,6 +49,8 @@ export interface Services {
   tiles: TileResponder;
   /** Map tiles' machinery: catalogue lookups, COG reads and compositing, with their caches. */
   tileEngine: TileEngine;
+  /** DsmChange map tiles: height change of two surveys on the tile grid, through `raster`. */
+  changeTiles: ChangeTiles;
   /** Per-key tile rate limits. */
   rateLimiter: RateLimiter;
   /** Tiles served per account and month, written in batches. */
@@ -210,6 +213,10 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
   });
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
   const tiles = new TileResponder({ engine: tileEngine, surveys: catalogue, rateLimiter, usage: tileUsage, clock });
+  const raster = new RasterEngine({
+    storage,
+    admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
+  });
   return {
     config,
     clock,
@@ -219,11 +226,9 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     storage,
     ingestor,
     tokens,
-    raster: new RasterEngine({
-      storage,
-      admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
-    }),
+    raster,
     tiles,
+    changeTiles: new ChangeTiles({ catalogue, raster, usage: tileUsage, clock }),
     tileEngine,
     rateLimiter,
     tileUsage,

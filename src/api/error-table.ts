@@ -34,6 +34,12 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   CONTENT_NOT_FOUND: 404,
   NO_IMAGERY: 404,
   ACCOUNT_NOT_FOUND: 404,
+  // DsmChange: a change needs two different surveys, the baseline captured first (the caller's
+  // mistake), and heights of both somewhere in the AOI (what the catalogue holds: not found).
+  SAME_SURVEY: 400,
+  BASELINE_NOT_EARLIER: 400,
+  NO_BASELINE: 404,
+  SURVEYS_DISJOINT: 404,
   METHOD_NOT_ALLOWED: 405,
   // node:http's own refusals of a request: too slow, a part over its size limits.
   REQUEST_TIMEOUT: 408,

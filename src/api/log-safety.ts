@@ -58,6 +58,8 @@ const ROUTE_WORDS = [
   'map',
   'map.js',
   'map.css',
+  'change-layer.js',
+  'change-layer.css',
   'leaflet',
   'leaflet.js',
   'leaflet.css',
@@ -70,6 +72,8 @@ const SAFE_SEGMENTS: ReadonlySet<string> = new Set([
   ...TILE_TYPES,
   ...RASTER_TYPES,
   ...RASTER_TYPES.flatMap((type) => RASTER_FORMATS.map((format) => `${type}.${format}`)),
+  'DsmChange',
+  ...[...RASTER_FORMATS, 'json'].map((format) => `DsmChange.${format}`),
 ]);
 const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 /** A zoom, a column, or a row with its format: at most 10 digits, so no 12-character piece of anything. */
@@ -112,6 +116,10 @@ const SAFE_VALUES: Readonly<Record<string, (value: string) => boolean>> = {
   mosaic: oneOf(['latest', 'earliest']),
   include: listOf((tag) => SHORT_TAG.test(tag)),
   exclude: listOf((tag) => SHORT_TAG.test(tag)),
+  // DsmChange: survey ids (UUIDs, as in paths) and a number of metres.
+  baseline: (value) => UUID.test(value),
+  after: (value) => UUID.test(value),
+  threshold: decimal,
 };
 
 /** decodeURIComponent (with `+` as a space, as query strings mean it), or undefined when malformed. */

@@ -5,12 +5,14 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RasterEngine } from '../raster/index.js';
+import type { ChangeTiles } from '../tiles/change-tiles.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
 import { installAuthentication } from './auth.js';
 import { registerCoverageRoute } from './coverage/coverage-route.js';
 import { answerFrameworkError, installErrorHandling } from './error-handling.js';
 import { createHttpServer } from './http-server.js';
+import { registerChangeRoute } from './imagery/change-route.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
@@ -18,6 +20,7 @@ import { normaliseQuery } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
 import { MAX_PATH_SEGMENT } from './schemas.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
+import { registerChangeTileRoute } from './tiles/change-tile-route.js';
 import { TileLane } from './tiles/tile-lane.js';
 import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
@@ -32,6 +35,7 @@ export interface ServerParts {
   tokens: TokenCodec;
   raster: RasterEngine;
   tiles: TileResponder;
+  changeTiles: ChangeTiles;
   rateLimiter: Pick<RateLimiter, 'ping'>;
 }
 
@@ -41,7 +45,7 @@ export interface ServerParts {
  * shape the answer.
  */
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
-  const { config, clock, accounts, catalogue, tokens, raster, tiles, rateLimiter } = parts;
+  const { config, clock, accounts, catalogue, tokens, raster, tiles, changeTiles, rateLimiter } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const app = Fastify({
@@ -87,7 +91,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
   registerCoverageRoute(app, { keys: accounts, catalogue, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
+  registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });
+  registerChangeTileRoute(app, { keys: accounts, tiles, changeTiles, clock });
   await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
   await registerOpenApiRoutes(app);
   return app;

@@ -1,6 +1,6 @@
 import { invalidParameter } from '../errors.js';
 import { type Aoi, aoiMercatorBounds } from './aoi.js';
-import type { Bounds } from './web-mercator.js';
+import { type Bounds, groundScale, mercatorToLonLat, TILE_SIZE, type TileCoord, tileBounds } from './web-mercator.js';
 
 /** Largest image side the imagery endpoint renders (spec: "Maximum 5000x5000"). */
 export const MAX_IMAGE_SIZE = 5000;
@@ -44,6 +44,25 @@ export function aoiGrid(aoi: Aoi, size: number): AoiGrid {
     pixelHeight,
     groundResolution: (2 * aoi.radius) / size,
     geoTransform: [bounds.minX, pixelWidth, 0, bounds.maxY, 0, -pixelHeight],
+  };
+}
+
+/**
+ * A map tile as a grid of the same kind: 256 x 256 pixels over the tile's bounds, so what renders
+ * an AOI (a warp onto `-te -ts`) renders a tile. The ground resolution is taken at the tile's
+ * centre latitude.
+ */
+export function tileGrid(tile: TileCoord): AoiGrid {
+  const bounds = tileBounds(tile);
+  const pixel = (bounds.maxX - bounds.minX) / TILE_SIZE;
+  const [, lat] = mercatorToLonLat((bounds.minX + bounds.maxX) / 2, (bounds.minY + bounds.maxY) / 2);
+  return {
+    bounds,
+    size: TILE_SIZE,
+    pixelWidth: pixel,
+    pixelHeight: pixel,
+    groundResolution: pixel * groundScale(lat),
+    geoTransform: [bounds.minX, pixel, 0, bounds.maxY, 0, -pixel],
   };
 }
 

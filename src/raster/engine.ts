@@ -5,6 +5,14 @@ import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
 import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
 import { AdmissionController, type AdmissionOptions } from './admission.js';
 import type { HeightRange } from './colour-ramp.js';
+import {
+  type ChangeFigures,
+  changeFigures,
+  type HeightChange,
+  heightChange,
+  writeChangeGeoTiff,
+  writeChangePicture,
+} from './dsm-change.js';
 import { renderDsmPicture } from './dsm-picture.js';
 import { CONTENT_TYPE, type ImageFormat, isWorldFileFormat, type RasterFormat, type RenderedFile } from './formats.js';
 import { DEFAULT_ENCODING, type PictureEncoding, renderImagery } from './imagery.js';
@@ -38,6 +46,30 @@ export interface RenderResult extends RenderedFile {
   timings: { queueMs: number; renderMs: number };
 }
 
+/** A DsmChange request: two DetailDsm assets on one AOI grid (docs/imagery.md, "DsmChange"). */
+export interface ChangeRenderRequest {
+  after: Pick<Asset, 'uri'>;
+  before: Pick<Asset, 'uri'>;
+  aoi: Aoi;
+  size: number;
+  /** A raster format, or `json` for the figures alone. */
+  format: RasterFormat | 'json';
+  /** Metres beyond which a pixel counts as lost or gained (the figures). */
+  threshold: number;
+  signal?: AbortSignal;
+}
+
+export interface ChangeRenderResult {
+  grid: AoiGrid;
+  /** The file; absent for `json`. */
+  file?: RenderedFile;
+  /** For `json`. */
+  figures?: ChangeFigures;
+  /** No pixel of the AOI has a height in both surveys. */
+  empty: boolean;
+  timings: { queueMs: number; renderMs: number };
+}
+
 export interface RasterEngineOptions {
   /** Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/). */
   storage: Pick<SurveyStorage, 'gdalPath'>;
@@ -66,7 +98,10 @@ export const DEFAULT_ADMISSION: AdmissionOptions = {
  * chunks, the output raster (MEM driver or GDAL's block cache), the encoded file, and for the DSM
  * picture its colour and shade rasters.
  */
-export function workingBytesPerPixel(kind: PixelKind, format: ImageFormat): number {
+export function workingBytesPerPixel(kind: PixelKind | 'change', format: ImageFormat | 'json'): number {
+  // A change holds two warped MEM rasters and their two read-out arrays (16 B), the raw VRT
+  // source is the first array itself, then the GeoTIFF or the RGBA colour raster and its file.
+  if (kind === 'change') return format === 'tif' || format === 'json' ? 24 : 30;
   if (kind === 'rgb') return format === 'tif' ? 12 : 14;
   return format === 'tif' ? 10 : 20;
 }
@@ -90,7 +125,7 @@ export class RasterEngine {
   }
 
   /** Working-memory bytes a request reserves from the admission budget. */
-  cost(kind: PixelKind, format: ImageFormat, size: number): number {
+  cost(kind: PixelKind | 'change', format: ImageFormat | 'json', size: number): number {
     return size * size * workingBytesPerPixel(kind, format);
   }
 
@@ -113,6 +148,79 @@ export class RasterEngine {
     }
   }
 
+  /**
+   * DsmChange: both DSMs warped onto the AOI grid exactly as DetailDsm downloads are, subtracted
+   * (after - before), then written as a Float32 GeoTIFF, a diverging-ramp picture, or summed into
+   * figures. World files are the grid's, as for every type.
+   */
+  async renderChange(request: ChangeRenderRequest): Promise<ChangeRenderResult> {
+    const { aoi, size, format } = request;
+    const grid = aoiGrid(aoi, size);
+    if (format !== 'json' && isWorldFileFormat(format)) {
+      const file = renderWorldFile(aoi, size, format);
+      return { grid, file, empty: false, timings: { queueMs: 0, renderMs: 0 } };
+    }
+    const queued = performance.now();
+    const permit = await this.admission.acquire(this.cost('change', format, size), request.signal);
+    const started = performance.now();
+    const scratch = new Scratch();
+    try {
+      const change = await this.#heightChange(request.after, request.before, grid);
+      let result: Omit<ChangeRenderResult, 'timings'>;
+      if (change.compared === 0) result = { grid, empty: true };
+      else if (format === 'json') {
+        result = { grid, figures: await changeFigures(change, grid, request.threshold), empty: false };
+      } else {
+        const body =
+          format === 'tif'
+            ? await writeChangeGeoTiff(change.change, grid, this.tuning, scratch)
+            : await writeChangePicture(change.change, grid, format, this.encoding, scratch);
+        result = { grid, file: { body, contentType: CONTENT_TYPE[format], fileExtension: format }, empty: false };
+      }
+      return { ...result, timings: { queueMs: started - queued, renderMs: performance.now() - started } };
+    } finally {
+      await scratch.releaseAll();
+      permit.release();
+    }
+  }
+
+  /**
+   * after - before of two DSMs on any grid (a map tile's: tileGrid), with the admission of a
+   * change GeoTIFF of that many pixels: the values a DsmChange.tif of that grid would hold.
+   */
+  async heightChangeOn(
+    after: Pick<Asset, 'uri'>,
+    before: Pick<Asset, 'uri'>,
+    grid: AoiGrid,
+    signal?: AbortSignal,
+  ): Promise<HeightChange> {
+    const permit = await this.admission.acquire(this.cost('change', 'tif', grid.size), signal);
+    try {
+      return await this.#heightChange(after, before, grid);
+    } finally {
+      permit.release();
+    }
+  }
+
+  async #heightChange(after: Pick<Asset, 'uri'>, before: Pick<Asset, 'uri'>, grid: AoiGrid): Promise<HeightChange> {
+    const opened = await Promise.allSettled([this.#open(after.uri), this.#open(before.uri)]);
+    try {
+      const [afterSource, beforeSource] = opened.map((result) => {
+        if (result.status === 'rejected') throw result.reason;
+        return result.value;
+      }) as [gdal.Dataset, gdal.Dataset];
+      return await heightChange(afterSource, beforeSource, grid, this.tuning);
+    } finally {
+      for (const result of opened) if (result.status === 'fulfilled') result.value.close();
+    }
+  }
+
+  #open(uri: string): Promise<gdal.Dataset> {
+    return gdal.openAsync(this.#storage.gdalPath(uri)).catch((error: unknown) => {
+      throw storageUnavailable(uri, error);
+    });
+  }
+
   async #render(
     asset: RenderRequest['asset'],
     grid: AoiGrid,
@@ -121,9 +229,7 @@ export class RasterEngine {
     checkEmpty: boolean,
   ): Promise<{ body: Buffer; heightRange?: HeightRange; empty: boolean }> {
     const scratch = new Scratch();
-    const source = await gdal.openAsync(this.#storage.gdalPath(asset.uri)).catch((error: unknown) => {
-      throw storageUnavailable(asset.uri, error);
-    });
+    const source = await this.#open(asset.uri);
     try {
       if (asset.kind === 'rgb') {
         return await renderImagery(source, grid, format, this.tuning, this.encoding, scratch, checkEmpty);

@@ -6,8 +6,18 @@ export {
   type Permit,
 } from './admission.js';
 export { type AoiPixels, aoiPixels } from './aoi-pixels.js';
+export { CHANGE_RAMP, type ChangeStop, changeColour, changeColourFile } from './change-ramp.js';
 export { colourReliefFile, type HeightRange, type Rgb, rampColour, VIRIDIS } from './colour-ramp.js';
 export {
+  type ChangeFigures,
+  type ChangeMass,
+  type HeightChange,
+  heightsOnGrid,
+  subtractInPlace,
+} from './dsm-change.js';
+export {
+  type ChangeRenderRequest,
+  type ChangeRenderResult,
   DEFAULT_ADMISSION,
   RasterEngine,
   type RasterEngineOptions,

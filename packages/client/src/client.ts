@@ -258,6 +258,26 @@ export class NadirClient {
   }
 
   /**
+   * The DsmChange tile template (`/tiles/v3/DsmChange/{z}/{x}/{y}.png`, docs/api.md "DsmChange
+   * tiles") for two surveys, `after` and the earlier `baseline`: the height change as a PNG
+   * overlay, transparent within `threshold` metres (the server's default 0.5 when left out).
+   */
+  changeTileUrlTemplate(request: { after: string; baseline: string; threshold?: number }): string {
+    const params = new URLSearchParams({
+      after: checkSurveyId(request.after),
+      baseline: checkSurveyId(request.baseline),
+    });
+    if (request.threshold !== undefined) {
+      const threshold = request.threshold;
+      if (!(typeof threshold === 'number' && Number.isFinite(threshold) && threshold >= 0 && threshold <= 100))
+        throw new NadirUsageError(`threshold must be a number of metres from 0 to 100, got ${threshold}`);
+      params.set('threshold', String(threshold));
+    }
+    params.set('apikey', this.#apiKey);
+    return `${this.baseUrl}/tiles/v3/DsmChange/{z}/{x}/{y}.png?${params}`;
+  }
+
+  /**
    * One tile, or undefined where there is no imagery (404 NO_IMAGERY). When the last answer said
    * the rate-limit window is used up, waits for its reset first instead of collecting a 429.
    */

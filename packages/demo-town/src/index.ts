@@ -24,6 +24,7 @@ import { planTown } from './town-plan.js';
 export { DEMO_LOCATION, lonLatToUtm, TOWN_ORIGIN_UTM as DEMO_TOWN_ORIGIN_UTM, utmToLonLat } from './geo.js';
 export { DEMO_LANDMARKS, type DemoLandmark } from './landmarks.js';
 export { DEMO_GSD } from './products.js';
+export { type DestroyedHouse, destroyedHouses, type StormFate, stormFate } from './storm-damage.js';
 export { DEMO_SURVEYS, type DemoSurvey } from './surveys.js';
 
 export const DEFAULT_SEED = 20181010;

@@ -7,6 +7,7 @@ import { PLAN_EPOCH, type TownPlan } from './plan-builder.js';
 import { deriveSeed, hash3, SeededRandom } from './random.js';
 import type { Building, Decal, FramePatch, SceneObject, Tree } from './scene-types.js';
 import { treeCrownBase } from './scene-types.js';
+import { stormFate } from './storm-damage.js';
 import type { DemoSurvey } from './surveys.js';
 
 export interface SurveyContent {
@@ -29,24 +30,20 @@ export function contentForSurvey(plan: TownPlan, survey: DemoSurvey, seed: numbe
   plan.buildings.forEach((planned, index) => {
     if (planned.from !== undefined && epoch < planned.from) return;
     const building = planned.building;
-    const small = building.halfLength < 3 && !planned.stormProof;
-    if (!survey.afterHurricane || planned.stormProof || small) {
+    const fate = survey.afterHurricane ? stormFate(planned) : 'intact';
+    if (fate === 'intact') {
       objects.push(building);
       return;
     }
     const rng = new SeededRandom(hash3(stormSeed, index, 1));
-    if (planned.roll < 0.05) {
+    if (fate === 'destroyed') {
       // Destroyed: only the slab and the wreckage remain.
       decals.push({ kind: 'decal', ...rectOf(building), pattern: 'slab', color: [176, 172, 164], dz: 0.2 });
       scatterDebris(decals, building, rng, 36, 2);
       return;
     }
-    if (planned.roll < 0.5) {
-      objects.push({ ...building, damage: roofDamage(building, rng) });
-      scatterDebris(decals, building, rng, rng.int(4, 14), 10);
-      return;
-    }
-    objects.push(building);
+    objects.push({ ...building, damage: roofDamage(building, rng) });
+    scatterDebris(decals, building, rng, rng.int(4, 14), 10);
   });
   plan.trees.forEach((planned, index) => {
     if (planned.from !== undefined && epoch < planned.from) return;

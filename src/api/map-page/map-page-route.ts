@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { CHANGE_RAMP } from '../../raster/index.js';
 
 /**
  * `GET /`: a Leaflet map over the tile endpoints (issue #5). Everything it loads comes from this
@@ -15,7 +16,7 @@ const PAGE_DIR = fileURLToPath(new URL('../../../src/api/map-page/page/', import
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
 const LEAFLET_IMAGES = ['layers.png', 'layers-2x.png', 'marker-icon.png', 'marker-icon-2x.png', 'marker-shadow.png'];
 const DEMO_KEY_PLACEHOLDER = '<!--nadir-demo-key-->';
-/** The page's own ES modules (map.js imports the others). */
+/** The page's own ES modules (map.js imports the others) and styles. */
 const PAGE_FILES = [
   'map.js',
   'map.css',
@@ -24,7 +25,10 @@ const PAGE_FILES = [
   'tile-layers.js',
   'swipe.js',
   'area-download.js',
+  'change-layer.js',
+  'change-layer.css',
 ];
+const RAMP_PLACEHOLDER = '/*nadir-change-ramp*/ [];';
 
 const TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
@@ -107,7 +111,10 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
     ['/', { body: html.replace(DEMO_KEY_PLACEHOLDER, meta), type: TYPES.html!, cacheControl: 'private, no-cache' }],
   ]);
   for (const name of PAGE_FILES) {
-    const body = await readFile(join(PAGE_DIR, name));
+    let body: Buffer | string = await readFile(join(PAGE_DIR, name));
+    // The DsmChange legend draws the ramp the tiles are coloured with.
+    if (name === 'change-layer.js')
+      body = body.toString('utf8').replace(RAMP_PLACEHOLDER, `${JSON.stringify(CHANGE_RAMP)};`);
     files.set(`/map/${name}`, { body, type: TYPES[name.split('.').pop()!]!, cacheControl: 'no-cache' });
   }
   const leaflet = [...['leaflet.js', 'leaflet.css'], ...LEAFLET_IMAGES.map((name) => `images/${name}`)];

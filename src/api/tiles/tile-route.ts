@@ -27,7 +27,7 @@ export function tileRouter(app: FastifyInstance): (path: string) => TilePath | u
   };
 }
 
-function setHeaders(reply: FastifyReply, headers: HeaderPairs): void {
+export function setHeaders(reply: FastifyReply, headers: HeaderPairs): void {
   for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
 }
 
@@ -36,16 +36,15 @@ function reportTimings(request: FastifyRequest, timings: Timing[]): void {
 }
 
 /**
- * The tile endpoints as fastify routes, adapters over the tile core (src/tiles/tile-responder.ts):
- * every case, every error, and the OpenAPI document. The common requests are answered by the tile
- * lane (tile-lane.ts) before fastify, over the same core.
+ * Before anything else (even parameter validation): who is asking, and is it within its rate
+ * limit. So every tile answer but a 401 carries the X-RateLimit-* headers, and bad requests count.
+ * An onRequest hook for every tile route.
  */
-export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }: TileRouteParts): void {
-  /**
-   * Before anything else (even parameter validation): who is asking, and is it within its rate
-   * limit. So every tile answer but a 401 carries the X-RateLimit-* headers, and bad requests count.
-   */
-  async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function tileAdmission(
+  keys: ApiKeyVerifier,
+  tiles: Pick<TileResponder, 'admit'>,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
     const caller = await authenticate(keys, request);
     try {
       setHeaders(reply, await tiles.admit(caller));
@@ -54,7 +53,16 @@ export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }:
       setHeaders(reply, error.headers);
       throw error.cause;
     }
-  }
+  };
+}
+
+/**
+ * The tile endpoints as fastify routes, adapters over the tile core (src/tiles/tile-responder.ts):
+ * every case, every error, and the OpenAPI document. The common requests are answered by the tile
+ * lane (tile-lane.ts) before fastify, over the same core.
+ */
+export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }: TileRouteParts): void {
+  const admit = tileAdmission(keys, tiles);
 
   async function answer(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const query = request.query as TileQueryString;

@@ -3,6 +3,7 @@
 // through the client: coverage at the view centre (dates, native zooms), a coverage mask (no tile
 // asked for where there is none), the tiles, the survey on screen (X-Survey-Ids) and downloads.
 import { setUpAreaDownload } from './area-download.js';
+import { setUpChangeLayer } from './change-layer.js';
 import { NadirClient } from './client/index.js';
 import { CoverageMask, describeError, filterKey, nativeZooms, surveysAt } from './coverage-view.js';
 import { crsOf, fromServerWorld, LABELS, lonLatOf, readHash, toServerWorld, writeHash } from './grids.js';
@@ -191,6 +192,7 @@ let generation = 0;
 /** Brings everything in line with the view and the form; a newer call makes an older one stop. */
 async function update() {
   const mine = ++generation;
+  let keyChanged = false;
   syncHash();
   const key = keyInput.value.trim();
   if (!key) {
@@ -202,6 +204,7 @@ async function update() {
     client = new NadirClient({ baseUrl: location.origin, apiKey: key });
     client.key = key;
     masks.clear();
+    keyChanged = true;
   }
   try {
     const { lat, lon } = lonLatOf(centre());
@@ -225,7 +228,7 @@ async function update() {
     swipe.setActive(Boolean(state.compare));
     if (mine !== generation) return;
     showError('');
-    await describeCentre(surveys, mask, filters);
+    await Promise.all([describeCentre(surveys, mask, filters), change.update({ keyChanged })]);
   } catch (error) {
     if (mine !== generation) return;
     removeLayers();
@@ -240,13 +243,6 @@ function scheduleUpdate() {
   clearTimeout(pending);
   pending = setTimeout(update, 150);
 }
-
-showType(state.type, initial.centre, initial.zoom);
-map.on('moveend', () => {
-  syncHash();
-  scheduleUpdate();
-});
-update();
 
 $('controls').addEventListener('submit', (event) => event.preventDefault());
 layerSelect.addEventListener('change', () => {
@@ -267,6 +263,18 @@ keyInput.addEventListener('change', () => {
 });
 for (const id of ['since', 'until', 'include', 'exclude', 'hide-disasters']) $(id).addEventListener('change', update);
 
+const change = setUpChangeLayer({
+  map,
+  mapElement,
+  controls: $('controls'),
+  getClient: () => client,
+  getType: () => state.type,
+  centre: () => lonLatOf(centre()),
+  maskFor,
+  viewBox,
+  showError,
+});
+
 setUpAreaDownload({
   map,
   button: $('draw'),
@@ -278,3 +286,10 @@ setUpAreaDownload({
   canDraw: () => state.type === 'Vert' && client !== null,
   showError,
 });
+
+showType(state.type, initial.centre, initial.zoom);
+map.on('moveend', () => {
+  syncHash();
+  scheduleUpdate();
+});
+update();

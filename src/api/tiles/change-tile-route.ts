@@ -1,0 +1,43 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../clock.js';
+import { utcDate } from '../../geo/dates.js';
+import {
+  type ChangeTilePath,
+  type ChangeTileQueryString,
+  parseChangeTileQuery,
+} from '../../tiles/change-tile-query.js';
+import type { ChangeTiles } from '../../tiles/change-tiles.js';
+import type { TileResponder } from '../../tiles/tile-responder.js';
+import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../auth.js';
+import { changeTileRouteSchema } from './change-tile-schema.js';
+import { setHeaders, tileAdmission } from './tile-route.js';
+
+/** A static path: fastify's router prefers it to `/tiles/v3/:contentType/...`, and the tile lane leaves it alone. */
+export const CHANGE_TILE_PATH = '/tiles/v3/DsmChange/:z/:x/:file';
+
+export interface ChangeTileRouteParts {
+  keys: ApiKeyVerifier;
+  /** Admission (key, rate limit) is every tile's. */
+  tiles: Pick<TileResponder, 'admit'>;
+  changeTiles: Pick<ChangeTiles, 'answer'>;
+  clock: Clock;
+}
+
+/** GET /tiles/v3/DsmChange/{z}/{x}/{y}.png: a thin adapter over the change tile core (src/tiles/change-tiles.ts). */
+export function registerChangeTileRoute(app: FastifyInstance, parts: ChangeTileRouteParts): void {
+  const { keys, tiles, changeTiles, clock } = parts;
+  app.get(
+    CHANGE_TILE_PATH,
+    { schema: changeTileRouteSchema, onRequest: tileAdmission(keys, tiles) },
+    async (request, reply) => {
+      const query = request.query as ChangeTileQueryString;
+      const parsed = parseChangeTileQuery(request.params as ChangeTilePath, query, () => utcDate(clock()));
+      const answer = await changeTiles.answer(callerOf(request), parsed, {
+        ifNoneMatch: request.headers['if-none-match'],
+        keyInUrl: keyIsInUrl(query.apikey),
+      });
+      setHeaders(reply, answer.headers);
+      return reply.code(answer.status).send(answer.body);
+    },
+  );
+}
