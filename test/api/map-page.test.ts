@@ -57,17 +57,20 @@ describe('map page over HTTP', () => {
     await demo.close();
   });
 
-  test('/ is an HTML page that loads Leaflet and its own script from this server only', async () => {
+  test('/ is an HTML page that loads Leaflet and its own module from this server only', async () => {
     const response = await api.get('/');
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
     const csp = response.headers.get('content-security-policy') ?? '';
     assert.match(csp, /script-src 'self'(;|$)/);
     assert.match(csp, /img-src 'self' data:(;|$)/);
+    assert.match(csp, /connect-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe|https?:|\*/);
     const html = await response.text();
     assert.match(html, /<script src="\/map\/leaflet\/leaflet\.js"><\/script>/);
     assert.match(html, /<link rel="stylesheet" href="\/map\/leaflet\/leaflet\.css">/);
-    assert.match(html, /<script src="\/map\/map\.js"><\/script>/);
+    assert.match(html, /<script type="module" src="\/map\/map\.js"><\/script>/);
+    assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]/, 'no inline script');
     assert.doesNotMatch(html, /https?:\/\//i, 'no external URL at all');
     assert.doesNotMatch(html, /src="\/\//, 'no protocol-relative URL');
   });
@@ -80,6 +83,12 @@ describe('map page over HTTP', () => {
       ['/map/leaflet/images/marker-icon-2x.png', 'image/png'],
       ['/map/map.js', 'text/javascript; charset=utf-8'],
       ['/map/map.css', 'text/css; charset=utf-8'],
+      ['/map/grids.js', 'text/javascript; charset=utf-8'],
+      ['/map/area-download.js', 'text/javascript; charset=utf-8'],
+      ['/map/change-layer.js', 'text/javascript; charset=utf-8'],
+      ['/map/client/index.js', 'text/javascript; charset=utf-8'],
+      ['/map/client/client.js', 'text/javascript; charset=utf-8'],
+      ['/map/client/token-store.js', 'text/javascript; charset=utf-8'],
     ];
     for (const [path, type] of expected) {
       const response = await api.get(path);
@@ -108,6 +117,14 @@ describe('map page over HTTP', () => {
       '/map/leaflet/leaflet.js.map',
       '/map/leaflet/images/',
       '/map/page/index.html',
+      // The client's Node half and anything but its browser entry's files stay unserved.
+      '/map/client/node/index.js',
+      '/map/client/node/download.js',
+      '/map/client/index.d.ts',
+      '/map/client/index.js.map',
+      '/map/client/../../package.json',
+      '/map/client/%2e%2e/package.json',
+      '/map/client/',
     ];
     for (const path of attempts) {
       const response = await rawGet(api.baseUrl, path);
@@ -210,6 +227,8 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
   let page: Page;
   const tiles: TileResponse[] = [];
   const keyedRequests: string[] = [];
+  /** Console errors and 4xx/5xx answers, in order; tests look at those after a mark. */
+  const problems: string[] = [];
 
   before(async () => {
     town = await demoTown();
@@ -242,7 +261,12 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     page.on('request', (r) => {
       if (r.url().includes(town.apiKey)) keyedRequests.push(r.url());
     });
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`${r.status()} ${r.url().replace(town.apiKey, 'KEY')}`);
       const match = TILE_URL.exec(r.url());
       if (!match) return;
       const [, type, z, x, y, query] = match as unknown as [string, string, string, string, string, string];
@@ -293,7 +317,17 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     return { width: Math.round(box.width), height: Math.round(box.height) };
   }
 
-  /** The layer's requested server tiles are those its view of the ground touches (2 px of slack for rounding). */
+  /** Whether the server has imagery for a tile (asked directly, not by the page). */
+  async function hasImagery(type: string, z: number, tile: string): Promise<boolean> {
+    const response = await fetch(`${base}/tiles/v3/${type}/${z}/${tile}.img?apikey=${town.apiKey}`);
+    await response.arrayBuffer();
+    return response.status === 200;
+  }
+
+  /**
+   * The layer's requested server tiles are those its view of the ground touches (2 px of slack for
+   * rounding) and that hold imagery: the page asks for none where the server has none.
+   */
   async function assertTilesCoverView(type: string, requested: TileResponse[], view = DEMO_VIEW): Promise<void> {
     const { width, height } = await mapSize();
     const centre = worldPixel(view.lat, view.lon, view.zoom);
@@ -302,7 +336,10 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const must = tilesTouching(centre.x, centre.y, halfX - 2, halfY - 2);
     const may = tilesTouching(centre.x, centre.y, halfX + 2, halfY + 2);
     const got = new Set(requested.map((t) => `${t.x}/${t.y}`));
-    for (const tile of must) assert.ok(got.has(tile), `${type}: server tile ${tile} in view was not requested`);
+    for (const tile of must) {
+      if (got.has(tile)) continue;
+      assert.ok(!(await hasImagery(type, view.zoom, tile)), `${type}: server tile ${tile} in view was not requested`);
+    }
     for (const tile of got) assert.ok(may.has(tile), `${type}: server tile ${tile} is outside the view`);
     const centreTile = `${Math.floor(centre.x / TILE)}/${Math.floor(centre.y / TILE)}`;
     assert.ok(got.has(centreTile), `${type}: the centre tile ${centreTile}`);
@@ -337,12 +374,29 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const ok = requested.filter((t) => t.status === 200);
     assert.ok(ok.length > 0, `${type}: no tile loaded (statuses ${requested.map((t) => t.status).join(',')})`);
     for (const t of ok) assert.match(t.contentType, /^image\/(jpeg|png)$/, `${type} ${t.x}/${t.y}`);
-    for (const t of requested) assert.ok([200, 404].includes(t.status), `${type} ${t.x}/${t.y}: ${t.status}`);
+    for (const t of requested) assert.equal(t.status, 200, `${type} ${t.x}/${t.y}: asked for a tile without imagery`);
   }
 
-  test('opens on the demo town with the demo key and shows Vert tiles', async () => {
+  test('opens on the demo town with the demo key and shows Vert tiles, with no console error and no 4xx', async () => {
     await page.goto(`${base}/`);
     await tilesLoaded('Vert');
+    await until("document.getElementById('on-screen').dataset.surveys !== undefined");
+    assert.deepEqual(problems, []);
+    // The newest survey at the centre is named (X-Survey-Ids), with its date.
+    const newest = [...town.surveys].sort((a, b) => b.captureDate.localeCompare(a.captureDate))[0]!;
+    assert.equal(await page.getAttribute('#on-screen', 'data-surveys'), newest.id);
+    assert.match((await page.textContent('#on-screen')) ?? '', new RegExp(`On screen: ${newest.captureDate}`));
+    // The date pickers list the dates at the centre, newest first.
+    const dates = (await page.evaluate(
+      "[...document.querySelectorAll('#date option')].map((o) => o.value)",
+    )) as string[];
+    assert.deepEqual(dates, [
+      '',
+      ...town.surveys
+        .map((t) => t.captureDate)
+        .sort()
+        .reverse(),
+    ]);
     assert.equal(await page.inputValue('#apikey'), town.apiKey);
     assert.equal(await page.evaluate('location.hash'), hashFor('Vert'));
     const vert = tiles.filter((t) => t.type === 'Vert');
@@ -360,8 +414,10 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
   for (const type of ['East', 'South', 'West', 'North']) {
     test(`${type} shows the server tiles of the same place, turned so that ${type.toLowerCase()} is up`, async () => {
       const from = tiles.length;
+      const mark = problems.length;
       await page.selectOption('#layer', type);
       await tilesLoaded(type);
+      assert.deepEqual(problems.slice(mark), [], `${type}: no console error, no 4xx`);
       assert.equal(await page.textContent('#direction'), `${type}: looking ${type.toLowerCase()}`);
       // Switching keeps the centre: the hash names the same place in real coordinates.
       assert.equal(await page.evaluate('location.hash'), hashFor(type));
@@ -448,7 +504,8 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
   });
 
   test('the key goes only into tile URLs, and is stored only when the user typed it', async () => {
-    for (const url of keyedRequests) assert.match(new URL(url).pathname, /^\/tiles\/v3\//, url);
+    for (const url of keyedRequests)
+      assert.match(new URL(url).pathname, /^\/(tiles\/v3\/|staticmap\/v2\/coverage\.json$)/, url);
     assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
     await page.fill('#apikey', DEMO_KEY);
     await page.press('#apikey', 'Enter');
@@ -456,5 +513,138 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     await page.fill('#apikey', '');
     await page.press('#apikey', 'Enter');
     assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
+  });
+
+  /** The town's surveys, oldest first. */
+  const byDate = () => [...town.surveys].sort((a, b) => a.captureDate.localeCompare(b.captureDate));
+
+  /** Opens the page at a hash as a fresh load (a new hash alone is a same-document navigation). */
+  async function open(hash: string): Promise<void> {
+    await page.goto(`${base}/${hash}`);
+    await page.reload();
+  }
+
+  /** The page's tile images as [src, width, height] on screen, in a pane or all. */
+  async function shownTiles(pane = ''): Promise<[string, number, number][]> {
+    return (await page.evaluate(
+      `[...document.querySelectorAll('${pane} img.leaflet-tile-loaded')].filter((i) => i.src.includes('/tiles/v3/'))
+        .map((i) => { const r = i.getBoundingClientRect(); return [i.src, Math.round(r.width), Math.round(r.height)]; })`,
+    )) as [string, number, number][];
+  }
+
+  test("over-zoom: past each layer's native zoom its deepest tiles are scaled up, not left blank", async () => {
+    const from = tiles.length;
+    const mark = problems.length;
+    await open(hashFor('Vert', { ...DEMO_VIEW, zoom: 22 }));
+    await tilesLoaded('Vert');
+    const vert = tiles.slice(from).filter((t) => t.type === 'Vert');
+    assert.ok(vert.length > 0);
+    // The demo's Vert goes to z20 (coverage's maxZoom), its panoramas to z19.
+    for (const t of vert) assert.deepEqual([t.z, t.status], [20, 200]);
+    const shown = await shownTiles();
+    assert.ok(shown.length > 0 && shown.every(([, w, h]) => w === 1024 && h === 1024), JSON.stringify(shown));
+    const east = tiles.length;
+    await page.selectOption('#layer', 'East');
+    await tilesLoaded('East');
+    const panorama = tiles.slice(east).filter((t) => t.type === 'East');
+    assert.ok(panorama.length > 0);
+    for (const t of panorama) assert.deepEqual([t.z, t.status], [19, 200]);
+    const shownEast = (await shownTiles()).filter(([src]) => src.includes('/East/'));
+    assert.ok(
+      shownEast.every(([, w, h]) => w === 2048 && h === 1536),
+      JSON.stringify(shownEast),
+    );
+    assert.deepEqual(problems.slice(mark), []);
+  });
+
+  test('the hash keeps the view, the layer and the date, and a reload restores them', async () => {
+    const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
+    const [, middle, newest] = byDate();
+    const from = tiles.length;
+    await open(`${hashFor('North', view)}/${middle!.captureDate}`);
+    await tilesLoaded('North');
+    assert.equal(await page.inputValue('#layer'), 'North');
+    assert.equal(await page.inputValue('#date'), middle!.captureDate);
+    const north = tiles.slice(from).filter((t) => t.type === 'North');
+    assert.ok(north.length > 0);
+    for (const t of north) {
+      assert.equal(t.query.get('since'), middle!.captureDate);
+      assert.equal(t.query.get('until'), middle!.captureDate);
+    }
+    await until(`document.getElementById('on-screen').dataset.surveys === '${middle!.id}'`);
+    await page.selectOption('#date', newest!.captureDate);
+    await tilesLoaded('North');
+    assert.equal(await page.evaluate('location.hash'), `${hashFor('North', view)}/${newest!.captureDate}`);
+    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
+    await page.selectOption('#date', '');
+    assert.equal(await page.evaluate('location.hash'), hashFor('North', view));
+  });
+
+  test('the swipe shows one date left of the slider and another right of it', async () => {
+    const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
+    const [, middle, newest] = byDate();
+    await open(`${hashFor('Vert', view)}/${middle!.captureDate}/${newest!.captureDate}`);
+    await tilesLoaded('Vert');
+    assert.equal(await page.isVisible('#swipe'), true);
+    assert.equal(await page.inputValue('#compare'), newest!.captureDate);
+    const left = await shownTiles('.leaflet-tile-pane');
+    const right = await shownTiles('.leaflet-compare-pane');
+    assert.ok(left.length > 0 && right.length > 0);
+    // Each side's tiles are drawn from its own date's survey (X-Survey-Ids).
+    for (const [side, shown, survey] of [
+      ['left', left, middle!],
+      ['right', right, newest!],
+    ] as const) {
+      const response = await fetch(shown[0]![0]);
+      await response.arrayBuffer();
+      assert.equal(response.headers.get('x-survey-ids'), survey.id, side);
+      for (const [src] of shown) assert.equal(new URL(src).searchParams.get('since'), survey.captureDate, side);
+    }
+    // The compare pane is clipped at the slider: half the map, then a quarter.
+    const clipLeft = async () =>
+      Number(
+        /rect\([^,]+, [^,]+, [^,]+, (-?[\d.]+)px\)/.exec(
+          String(await page.evaluate("document.querySelector('.leaflet-compare-pane').style.clip")),
+        )?.[1],
+      );
+    const { width } = await mapSize();
+    const half = await clipLeft();
+    await page.evaluate(
+      "(() => { const s = document.getElementById('swipe'); s.value = '25'; s.dispatchEvent(new Event('input')); })()",
+    );
+    assert.equal(Math.round(half - (await clipLeft())), width / 4);
+    assert.equal(await page.evaluate("document.getElementById('swipe-divider').style.left"), `${width / 4}px`);
+  });
+
+  test('a refused key and an invalid filter are said in a message, not shown as a blank map', async () => {
+    await open(hashFor('Vert'));
+    await tilesLoaded('Vert');
+    const badKey = `nadir_0123456789ab_${'x'.repeat(43)}`;
+    const from = tiles.length;
+    await page.fill('#apikey', badKey);
+    await page.press('#apikey', 'Enter');
+    await until("!document.getElementById('message').hidden");
+    assert.match((await page.textContent('#message')) ?? '', /API key was refused \(UNAUTHORIZED|API key was refused/);
+    assert.equal(tiles.slice(from).length, 0, 'no tile asked for with a refused key');
+    assert.equal(await page.locator('img.leaflet-tile').count(), 0);
+
+    await page.fill('#apikey', town.apiKey);
+    await page.press('#apikey', 'Enter');
+    await until("document.getElementById('message').hidden");
+    await tilesLoaded('Vert');
+
+    // Refused by the client before anything is sent...
+    await page.fill('#since', 'yesterday');
+    await page.press('#since', 'Enter');
+    await until("/Invalid filter: since must be/.test(document.getElementById('message').textContent)");
+    // ... and by the server (a month 13 has the right shape).
+    await page.fill('#since', '2024-13-45');
+    await page.press('#since', 'Enter');
+    await until("/Invalid filter since \\(INVALID_PARAMETER\\)/.test(document.getElementById('message').textContent)");
+    assert.equal(await page.locator('img.leaflet-tile').count(), 0);
+    await page.fill('#since', '');
+    await page.press('#since', 'Enter');
+    await until("document.getElementById('message').hidden");
+    await tilesLoaded('Vert');
   });
 });

@@ -98,6 +98,7 @@ function showType(type, point, zoom) {
   // reset: the pixel origin must be recomputed in the new CRS, not panned to.
   map.setView(fromServerWorld(type, point), zoom, { reset: true });
   layerSelect.value = type;
+  mapElement.dataset.tiles = 'loading';
   $('direction').textContent = LABELS[type];
   mapElement.dataset.layer = type;
 }
@@ -148,9 +149,7 @@ async function place(which, date, mask) {
   layer.on('loading', () => {
     mapElement.dataset.tiles = 'loading';
   });
-  layer.on('load', () => {
-    if (!shown.main?.layer.isLoading() && !shown.compare?.layer.isLoading()) mapElement.dataset.tiles = 'loaded';
-  });
+  layer.on('load', noteLoaded);
   shown[which] = { id, layer };
   layer.addTo(map);
 }
@@ -186,6 +185,11 @@ async function describeCentre(surveys, mask, filters) {
   });
   onScreen.textContent = ids.length > 0 ? `On screen: ${named.join(', ')}` : 'No imagery at the centre';
   onScreen.dataset.surveys = ids.join(',');
+}
+
+/** `data-tiles` says when every shown layer has its tiles (tests and scripts wait for it). */
+function noteLoaded() {
+  if (!shown.main?.layer.isLoading() && !shown.compare?.layer.isLoading()) mapElement.dataset.tiles = 'loaded';
 }
 
 let generation = 0;
@@ -227,6 +231,7 @@ async function update() {
     }
     swipe.setActive(Boolean(state.compare));
     if (mine !== generation) return;
+    noteLoaded();
     showError('');
     await Promise.all([describeCentre(surveys, mask, filters), change.update({ keyChanged })]);
   } catch (error) {
