@@ -429,6 +429,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/staticmap/v2/surveys/{surveyId}/DsmChange.{format}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Height change of the AOI between two surveys (DsmChange): GeoTIFF, picture, world file or figures
+         * @description Both surveys' DetailDsm warped onto the DetailDsm grid of this AOI and size, then after - before. The first successful answer with a token counts one transaction, as for every image.
+         */
+        get: {
+            parameters: {
+                query: {
+                    /** @description The token from the coverage call for this AOI. */
+                    transactionToken: string;
+                    /**
+                     * @description `longitude,latitude`: must equal the point of the coverage call (within 1e-7 degrees).
+                     * @example -89.5417,44.1188
+                     */
+                    point: string;
+                    /** @description Ground metres, at most the coverage call's radius. The image covers 2 x radius metres. */
+                    radius: number;
+                    /**
+                     * @description `{width}x{height}`, square, 1..5000. Ground GSD = 2 x radius / width.
+                     * @example 1000x1000
+                     */
+                    size: string;
+                    /** @description The earlier survey (before). Default: the newest survey with DetailDsm over the AOI captured before the after survey. */
+                    baseline?: string;
+                    /** @description json: metres of loss or gain from which a pixel counts as lost or gained (default 2). */
+                    threshold?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description The later survey (after), an id from the coverage response. */
+                    surveyId: string;
+                    /** @description tif (Float32 metres, after - before), png / jpg (diverging ramp), a world file, or json (figures). */
+                    format: "tif" | "jpg" | "png" | "jgw" | "pgw" | "tfw" | "json";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tiles/v3/{contentType}/{z}/{x}/{file}": {
         parameters: {
             query?: never;
@@ -623,6 +749,151 @@ export interface paths {
                     };
                     content: {
                         "image/jpeg": string;
+                        "image/png": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag). */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tiles/v3/DsmChange/{z}/{x}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A map tile of the height change between two surveys (DsmChange), transparent where unchanged */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only imagery captured on or after this date: `YYYY-MM-DD` or an age such as `12M`, `2Y`, `30D`. */
+                    since?: string;
+                    /** @description Only imagery captured on or before this date: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag: `type` (every name of it) or `type:name`; comma list allowed. */
+                    include?: string;
+                    /** @description Leave out surveys with this tag (`type` or `type:name`); combines with include. */
+                    exclude?: string;
+                    /** @description The later survey. Without it: the newest survey the filters select. */
+                    after?: string;
+                    /** @description The earlier survey (needs after). Default: the newest survey over the tile captured before after. */
+                    baseline?: string;
+                    /** @description Metres: changes within +-threshold are transparent (default 0.5). */
+                    threshold?: number;
+                };
+                header?: never;
+                path: {
+                    /**
+                     * @description Zoom, 0 to 24.
+                     * @example 18
+                     */
+                    z: string;
+                    /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
+                    x: string;
+                    /**
+                     * @description {y}.png: y the tile row (0 at the top).
+                     * @example 107331.png
+                     */
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (after,baseline), X-RateLimit-*. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
                         "image/png": string;
                     };
                 };
