@@ -1,22 +1,35 @@
 /** The map page at `/` (issue #5): what the server sends, then the page itself in Chromium over the demo town. */
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
-import { realClockEnvironment, TEST_NOW, testClock } from '../support/clock.js';
+import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { PROJECT_ROOT } from '../support/fixtures.js';
 import { type ApiFixture, errorBody, startApi } from './helpers.js';
+import {
+  DEMO_VIEW,
+  groundHalfExtents,
+  hashFor,
+  type MapBrowser,
+  openMapBrowser,
+  SCREEN_STEPS,
+  skipBrowser,
+  TILE,
+  TILE_URL,
+  type TileResponse,
+  tilesTouching,
+  type View,
+  worldPixel,
+} from './map-browser.js';
 
 const DEMO_KEY = `nadir_0123456789ab_${'k'.repeat(43)}`;
 
@@ -149,86 +162,17 @@ describe('map page over HTTP', () => {
   });
 });
 
-const CHROMIUM = '/usr/bin/chromium';
-const TILE = 256;
-const SQUASH = 192 / TILE;
-interface View {
-  zoom: number;
-  lat: number;
-  lon: number;
-}
-/** The page's default: the demo town. */
-const DEMO_VIEW: View = { zoom: 17, lat: 29.946, lon: -85.418 };
-const hashFor = (type: string, view = DEMO_VIEW) =>
-  `#${view.zoom}/${view.lat.toFixed(6)}/${view.lon.toFixed(6)}/${type}`;
-const TILE_URL = /\/tiles\/v3\/(\w+)\/(\d+)\/(\d+)\/(\d+)\.img\?(.*)$/;
-
-interface TileResponse {
-  type: string;
-  z: number;
-  x: number;
-  y: number;
-  query: URLSearchParams;
-  status: number;
-  contentType: string;
-}
-
-/** The Web Mercator world pixel of a place at zoom z (256 px tiles). */
-function worldPixel(lat: number, lon: number, z: number): { x: number; y: number } {
-  const size = TILE * 2 ** z;
-  const phi = (lat * Math.PI) / 180;
-  return {
-    x: ((lon + 180) / 360) * size,
-    y: ((1 - Math.log(Math.tan(phi) + 1 / Math.cos(phi)) / Math.PI) / 2) * size,
-  };
-}
-
-/** "x/y" of every server tile that a ground box (world pixels) touches. */
-function tilesTouching(cx: number, cy: number, halfX: number, halfY: number): Set<string> {
-  const found = new Set<string>();
-  for (let x = Math.floor((cx - halfX) / TILE); x <= Math.floor((cx + halfX) / TILE); x++) {
-    for (let y = Math.floor((cy - halfY) / TILE); y <= Math.floor((cy + halfY) / TILE); y++) found.add(`${x}/${y}`);
-  }
-  return found;
-}
-
-/**
- * The ground a layer shows in a map of width x height pixels, as half extents in server pixels.
- * Derived from the geometry (the screen's "up" is the viewing direction, panorama rows are
- * squashed to 192/256), not from the tile formulas the page uses.
- */
-function groundHalfExtents(type: string, width: number, height: number): [number, number] {
-  if (type === 'Vert') return [width / 2, height / 2];
-  const along = height / 2 / SQUASH;
-  return type === 'East' || type === 'West' ? [along, width / 2] : [width / 2, along];
-}
-
-/**
- * Where a server tile's east and south neighbours appear on screen (dx, dy) in each layer: the
- * viewing direction is up, panorama tiles are 192 px tall.
- */
-const SCREEN_STEPS: Record<string, { east: [number, number]; south: [number, number] }> = {
-  Vert: { east: [256, 0], south: [0, 256] },
-  North: { east: [256, 0], south: [0, 192] },
-  South: { east: [-256, 0], south: [0, -192] },
-  East: { east: [0, -192], south: [256, 0] },
-  West: { east: [0, 192], south: [-256, 0] },
-};
-
-const skipBrowser = existsSync(CHROMIUM) ? false : `no ${CHROMIUM}: install Debian's chromium for the browser test`;
-
 describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout: 600_000 }, () => {
   let town: DemoTown;
   let services: Services;
   let app: FastifyInstance;
   let base: string;
-  let profile: string;
-  let browser: BrowserContext;
+  let chrome: MapBrowser;
   let page: Page;
-  const tiles: TileResponse[] = [];
-  const keyedRequests: string[] = [];
-  /** Console errors and 4xx/5xx answers, in order; tests look at those after a mark. */
-  const problems: string[] = [];
+  let tiles: TileResponse[];
+  let problems: string[];
+  const until = (expression: string, timeout?: number) => chrome.until(expression, timeout);
+  const tilesLoaded = (type: string) => chrome.tilesLoaded(type);
 
   before(async () => {
     town = await demoTown();
@@ -238,71 +182,14 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     );
     app = await buildServer(services);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
-    profile = await mkdtemp(join(tmpdir(), 'nadir-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1024, height: 768 },
-      // Not under scripts/test-dates.sh's libfaketime (Chromium would take a minute to start):
-      // the browser gets the test instant from Playwright's clock instead.
-      env: realClockEnvironment(),
-    });
-    await browser.clock.install({ time: TEST_NOW });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on('request', (r) => {
-      if (r.url().includes(town.apiKey)) keyedRequests.push(r.url());
-    });
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('response', (r) => {
-      if (r.status() >= 400) problems.push(`${r.status()} ${r.url().replace(town.apiKey, 'KEY')}`);
-      const match = TILE_URL.exec(r.url());
-      if (!match) return;
-      const [, type, z, x, y, query] = match as unknown as [string, string, string, string, string, string];
-      tiles.push({
-        type,
-        z: Number(z),
-        x: Number(x),
-        y: Number(y),
-        query: new URLSearchParams(query),
-        status: r.status(),
-        contentType: r.headers()['content-type'] ?? '',
-      });
-    });
+    chrome = await openMapBrowser(town.apiKey);
+    ({ page, tiles, problems } = chrome);
   });
   after(async () => {
-    await browser?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
+    await chrome?.close();
     await app?.close();
     await services?.close();
   });
-
-  async function tilesLoaded(type: string): Promise<void> {
-    await page.waitForSelector(`#map[data-layer="${type}"][data-tiles="loaded"]`, { timeout: 120_000 });
-  }
-
-  /**
-   * Polls an expression from outside the page: page.waitForFunction evaluates strings with eval(),
-   * which the page's Content-Security-Policy (rightly) refuses.
-   */
-  async function until(expression: string, timeout = 30_000): Promise<void> {
-    const deadline = Date.now() + timeout;
-    while (!(await page.evaluate(expression))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}`);
-      await sleep(50);
-    }
-  }
 
   async function screenshot(name: string): Promise<void> {
     await mkdir(join(PROJECT_ROOT, '.tmp'), { recursive: true });
@@ -315,13 +202,6 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const box = await page.locator('#map').boundingBox();
     assert.ok(box);
     return { width: Math.round(box.width), height: Math.round(box.height) };
-  }
-
-  /** Whether the server has imagery for a tile (asked directly, not by the page). */
-  async function hasImagery(type: string, z: number, tile: string): Promise<boolean> {
-    const response = await fetch(`${base}/tiles/v3/${type}/${z}/${tile}.img?apikey=${town.apiKey}`);
-    await response.arrayBuffer();
-    return response.status === 200;
   }
 
   /**
@@ -338,7 +218,10 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const got = new Set(requested.map((t) => `${t.x}/${t.y}`));
     for (const tile of must) {
       if (got.has(tile)) continue;
-      assert.ok(!(await hasImagery(type, view.zoom, tile)), `${type}: server tile ${tile} in view was not requested`);
+      // Asked directly, not by the page: a tile left out must be one without imagery.
+      const direct = await fetch(`${base}/tiles/v3/${type}/${view.zoom}/${tile}.img?apikey=${town.apiKey}`);
+      await direct.arrayBuffer();
+      assert.equal(direct.status, 404, `${type}: server tile ${tile} in view was not requested`);
     }
     for (const tile of got) assert.ok(may.has(tile), `${type}: server tile ${tile} is outside the view`);
     const centreTile = `${Math.floor(centre.x / TILE)}/${Math.floor(centre.y / TILE)}`;
@@ -433,8 +316,7 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
     const from = tiles.length;
     // A new hash alone is a same-document navigation: reload so the page starts from it.
-    await page.goto(`${base}/${hashFor('West', view)}`);
-    await page.reload();
+    await chrome.open(base, hashFor('West', view));
     await tilesLoaded('West');
     assert.equal(await page.inputValue('#layer'), 'West');
     const requested = tiles.slice(from).filter((t) => t.type === 'West');
@@ -504,7 +386,7 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
   });
 
   test('the key goes only into tile URLs, and is stored only when the user typed it', async () => {
-    for (const url of keyedRequests)
+    for (const url of chrome.keyedRequests)
       assert.match(new URL(url).pathname, /^\/(tiles\/v3\/|staticmap\/v2\/coverage\.json$)/, url);
     assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
     await page.fill('#apikey', DEMO_KEY);
@@ -513,138 +395,5 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     await page.fill('#apikey', '');
     await page.press('#apikey', 'Enter');
     assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
-  });
-
-  /** The town's surveys, oldest first. */
-  const byDate = () => [...town.surveys].sort((a, b) => a.captureDate.localeCompare(b.captureDate));
-
-  /** Opens the page at a hash as a fresh load (a new hash alone is a same-document navigation). */
-  async function open(hash: string): Promise<void> {
-    await page.goto(`${base}/${hash}`);
-    await page.reload();
-  }
-
-  /** The page's tile images as [src, width, height] on screen, in a pane or all. */
-  async function shownTiles(pane = ''): Promise<[string, number, number][]> {
-    return (await page.evaluate(
-      `[...document.querySelectorAll('${pane} img.leaflet-tile-loaded')].filter((i) => i.src.includes('/tiles/v3/'))
-        .map((i) => { const r = i.getBoundingClientRect(); return [i.src, Math.round(r.width), Math.round(r.height)]; })`,
-    )) as [string, number, number][];
-  }
-
-  test("over-zoom: past each layer's native zoom its deepest tiles are scaled up, not left blank", async () => {
-    const from = tiles.length;
-    const mark = problems.length;
-    await open(hashFor('Vert', { ...DEMO_VIEW, zoom: 22 }));
-    await tilesLoaded('Vert');
-    const vert = tiles.slice(from).filter((t) => t.type === 'Vert');
-    assert.ok(vert.length > 0);
-    // The demo's Vert goes to z20 (coverage's maxZoom), its panoramas to z19.
-    for (const t of vert) assert.deepEqual([t.z, t.status], [20, 200]);
-    const shown = await shownTiles();
-    assert.ok(shown.length > 0 && shown.every(([, w, h]) => w === 1024 && h === 1024), JSON.stringify(shown));
-    const east = tiles.length;
-    await page.selectOption('#layer', 'East');
-    await tilesLoaded('East');
-    const panorama = tiles.slice(east).filter((t) => t.type === 'East');
-    assert.ok(panorama.length > 0);
-    for (const t of panorama) assert.deepEqual([t.z, t.status], [19, 200]);
-    const shownEast = (await shownTiles()).filter(([src]) => src.includes('/East/'));
-    assert.ok(
-      shownEast.every(([, w, h]) => w === 2048 && h === 1536),
-      JSON.stringify(shownEast),
-    );
-    assert.deepEqual(problems.slice(mark), []);
-  });
-
-  test('the hash keeps the view, the layer and the date, and a reload restores them', async () => {
-    const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
-    const [, middle, newest] = byDate();
-    const from = tiles.length;
-    await open(`${hashFor('North', view)}/${middle!.captureDate}`);
-    await tilesLoaded('North');
-    assert.equal(await page.inputValue('#layer'), 'North');
-    assert.equal(await page.inputValue('#date'), middle!.captureDate);
-    const north = tiles.slice(from).filter((t) => t.type === 'North');
-    assert.ok(north.length > 0);
-    for (const t of north) {
-      assert.equal(t.query.get('since'), middle!.captureDate);
-      assert.equal(t.query.get('until'), middle!.captureDate);
-    }
-    await until(`document.getElementById('on-screen').dataset.surveys === '${middle!.id}'`);
-    await page.selectOption('#date', newest!.captureDate);
-    await tilesLoaded('North');
-    assert.equal(await page.evaluate('location.hash'), `${hashFor('North', view)}/${newest!.captureDate}`);
-    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
-    await page.selectOption('#date', '');
-    assert.equal(await page.evaluate('location.hash'), hashFor('North', view));
-  });
-
-  test('the swipe shows one date left of the slider and another right of it', async () => {
-    const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
-    const [, middle, newest] = byDate();
-    await open(`${hashFor('Vert', view)}/${middle!.captureDate}/${newest!.captureDate}`);
-    await tilesLoaded('Vert');
-    assert.equal(await page.isVisible('#swipe'), true);
-    assert.equal(await page.inputValue('#compare'), newest!.captureDate);
-    const left = await shownTiles('.leaflet-tile-pane');
-    const right = await shownTiles('.leaflet-compare-pane');
-    assert.ok(left.length > 0 && right.length > 0);
-    // Each side's tiles are drawn from its own date's survey (X-Survey-Ids).
-    for (const [side, shown, survey] of [
-      ['left', left, middle!],
-      ['right', right, newest!],
-    ] as const) {
-      const response = await fetch(shown[0]![0]);
-      await response.arrayBuffer();
-      assert.equal(response.headers.get('x-survey-ids'), survey.id, side);
-      for (const [src] of shown) assert.equal(new URL(src).searchParams.get('since'), survey.captureDate, side);
-    }
-    // The compare pane is clipped at the slider: half the map, then a quarter.
-    const clipLeft = async () =>
-      Number(
-        /rect\([^,]+, [^,]+, [^,]+, (-?[\d.]+)px\)/.exec(
-          String(await page.evaluate("document.querySelector('.leaflet-compare-pane').style.clip")),
-        )?.[1],
-      );
-    const { width } = await mapSize();
-    const half = await clipLeft();
-    await page.evaluate(
-      "(() => { const s = document.getElementById('swipe'); s.value = '25'; s.dispatchEvent(new Event('input')); })()",
-    );
-    assert.equal(Math.round(half - (await clipLeft())), width / 4);
-    assert.equal(await page.evaluate("document.getElementById('swipe-divider').style.left"), `${width / 4}px`);
-  });
-
-  test('a refused key and an invalid filter are said in a message, not shown as a blank map', async () => {
-    await open(hashFor('Vert'));
-    await tilesLoaded('Vert');
-    const badKey = `nadir_0123456789ab_${'x'.repeat(43)}`;
-    const from = tiles.length;
-    await page.fill('#apikey', badKey);
-    await page.press('#apikey', 'Enter');
-    await until("!document.getElementById('message').hidden");
-    assert.match((await page.textContent('#message')) ?? '', /API key was refused \(UNAUTHORIZED|API key was refused/);
-    assert.equal(tiles.slice(from).length, 0, 'no tile asked for with a refused key');
-    assert.equal(await page.locator('img.leaflet-tile').count(), 0);
-
-    await page.fill('#apikey', town.apiKey);
-    await page.press('#apikey', 'Enter');
-    await until("document.getElementById('message').hidden");
-    await tilesLoaded('Vert');
-
-    // Refused by the client before anything is sent...
-    await page.fill('#since', 'yesterday');
-    await page.press('#since', 'Enter');
-    await until("/Invalid filter: since must be/.test(document.getElementById('message').textContent)");
-    // ... and by the server (a month 13 has the right shape).
-    await page.fill('#since', '2024-13-45');
-    await page.press('#since', 'Enter');
-    await until("/Invalid filter since \\(INVALID_PARAMETER\\)/.test(document.getElementById('message').textContent)");
-    assert.equal(await page.locator('img.leaflet-tile').count(), 0);
-    await page.fill('#since', '');
-    await page.press('#since', 'Enter');
-    await until("document.getElementById('message').hidden");
-    await tilesLoaded('Vert');
   });
 });
