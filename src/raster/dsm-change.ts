@@ -8,10 +8,11 @@ import type { Scratch } from './scratch.js';
 import { type GdalTuning, geoTiffOptions, warpToMemory } from './warp.js';
 
 /**
- * Pixels handled between two turns of the event loop by the per-pixel loops below: about 2 ms of
- * work, so a 5000 x 5000 change (25 M pixels, ~50 ms of arithmetic) never holds the loop for long.
+ * Pixels handled between two turns of the event loop by the per-pixel loops below: 2^18 pixels
+ * take 1-2 ms on an idle core (measured: 1M-pixel slices held the loop 20-50 ms on the shared
+ * benchmark machine), so a 5000 x 5000 change (25 M pixels) never holds the loop for long.
  */
-const SLICE = 1 << 20;
+const SLICE = 1 << 18;
 
 /** Height change on a grid: after - before per pixel (Float32, DSM_NODATA where either has none). */
 export interface HeightChange {

@@ -43,11 +43,13 @@ import {
   urlOf,
   type World,
 } from './property-cases.js';
+import { changeCase, changeTileCase } from './property-change-cases.js';
 
 const CENTRE = { lon: 10, lat: 45 };
 const FAR = { lon: 10.5, lat: 45.2 };
 const SURVEY_A = '3f6c1d2e-8a4b-4c5d-9e6f-7a8b9c0d1e2f';
 const SURVEY_B = '0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9';
+const SURVEY_C = '5c6d7e8f-9a0b-4c1d-8e2f-3a4b5c6d7e8f';
 const DAY = 86_400_000;
 /** Requests the properties must send per run at FC_RUNS_SCALE=1 (issue 18: at least 10,000). */
 const REQUESTS_PER_RUN = 10_000;
@@ -127,6 +129,7 @@ describe('API properties (fast-check)', () => {
     await writeRaster(join(dir, 'a.tif'), 'rgb', 0, 0);
     await writeRaster(join(dir, 'a-dsm.tif'), 'dsm', 0, 0);
     await writeRaster(join(dir, 'b.tif'), 'rgb', 60, -30);
+    await writeRaster(join(dir, 'b-dsm.tif'), 'dsm', 60, -30);
     const ingested: Survey[] = [];
     for (const [id, captureDate, tags, assets] of [
       [
@@ -135,7 +138,14 @@ describe('API properties (fast-check)', () => {
         ['disaster:hurricane'],
         { TrueOrtho: 'a.tif', Vert: 'a.tif', DetailDsm: 'a-dsm.tif', North: 'a.tif', East: 'a.tif' },
       ],
-      [SURVEY_B, '2019-07-09', [], { Vert: 'b.tif', TrueOrtho: 'b.tif', South: 'b.tif', West: 'b.tif' }],
+      [
+        SURVEY_B,
+        '2019-07-09',
+        [],
+        { Vert: 'b.tif', TrueOrtho: 'b.tif', DetailDsm: 'b-dsm.tif', South: 'b.tif', West: 'b.tif' },
+      ],
+      // No DetailDsm: the DsmChange cases' survey without heights.
+      [SURVEY_C, '2021-05-05', [], { Vert: 'b.tif' }],
     ] as const) {
       const manifest = await writeManifest(dir, id, { id, captureDate, tags, assets });
       ingested.push(await services.ingestor.ingestManifestFile(manifest));
@@ -390,6 +400,8 @@ describe('API properties (fast-check)', () => {
       '/staticmap/v2/surveys/:surveyId/:file',
       '/tiles/v3/:contentType/:z/:x/:file',
       '/tiles/v3/surveys/:surveyId/:contentType/:z/:x/:file',
+      '/staticmap/v2/surveys/:surveyId/DsmChange.:format',
+      '/tiles/v3/DsmChange/:z/:x/:file',
       // The docs' static files (and their redirect to /docs/): the traversal and wandering cases.
       '/docs/*',
       '/docs/static/index.html',
@@ -480,6 +492,11 @@ describe('API properties (fast-check)', () => {
 
   test('location and survey tiles: every layer, format, filter and key, lane and routes alike', async () => {
     await checkProperty('tiles', fc.asyncProperty(tileCase(world), property), 2000);
+  });
+
+  test('DsmChange downloads and tiles: every format, pair of surveys, token and threshold', async () => {
+    await checkProperty('DsmChange', fc.asyncProperty(changeCase(world), property), 300);
+    await checkProperty('DsmChange tiles', fc.asyncProperty(changeTileCase(world), property), 300);
   });
 
   test('operations, docs, the map page and paths that lead nowhere', async () => {

@@ -71,6 +71,8 @@ describe('DsmChange tiles', () => {
     assert.equal(response.headers.get('content-type'), 'image/png');
     assert.equal(response.headers.get('x-survey-ids'), `${HURRICANE},${BEFORE}`);
     assert.ok(response.headers.get('x-ratelimit-limit'));
+    // Answered by its own fastify route: the tile lane (the stored-tile hot path) never takes it.
+    assert.doesNotMatch(response.headers.get('server-timing') ?? '', /\blane;dur=/);
     assert.match(response.headers.get('cache-control') ?? '', /max-age=86400/);
     const picture = await png(response, 'tile.png');
     const [afterHeights, beforeHeights] = await Promise.all([reference(HURRICANE), reference(BEFORE)]);
@@ -145,6 +147,18 @@ describe('DsmChange tiles', () => {
     );
     assert.equal(response.status, 404);
     assert.equal((await errorBody(response)).code, 'NO_IMAGERY');
+  });
+
+  test("every tile answered 200 counts in the account's tile usage, refusals and 304s do not", async () => {
+    const { services } = town.api;
+    const tilesCounted = async () => {
+      await services.tileUsage.flush();
+      return (await services.accounts.usage(town.accountId)).months.reduce((sum, month) => sum + month.tiles, 0);
+    };
+    const before = await tilesCounted();
+    assert.equal((await town.api.get(`${path}?apikey=${town.apiKey}&after=${HURRICANE}`)).status, 200);
+    assert.equal((await town.api.get(`${path}?apikey=${town.apiKey}&since=2025-06-01`)).status, 404);
+    assert.equal(await tilesCounted(), before + 1);
   });
 
   test('the OpenAPI document lists both DsmChange endpoints', async () => {

@@ -6,6 +6,7 @@ import { lonLatToLocal } from '../src/geo.js';
 import { DEMO_LANDMARKS, DEMO_SURVEYS, lonLatToUtm, utmToLonLat } from '../src/index.js';
 import { contentForSurvey } from '../src/scene-objects.js';
 import { type Building, GridStorage, type Tree } from '../src/scene-types.js';
+import { destroyedHouses } from '../src/storm-damage.js';
 import { Terrain } from '../src/terrain.js';
 import { planTown } from '../src/town-plan.js';
 import { lonLatToUtmWithGdal } from './raster-probe.js';
@@ -124,6 +125,17 @@ describe('the town through time', () => {
     assert.ok(felled(sStorm) > 100, `${felled(sStorm)} felled trees`);
     assert.ok(buildings(sStorm).filter((b) => b.damage?.tarps.length).length > 30);
     assert.ok(at(sStorm).decals.filter((d) => d.pattern === 'debris').length > 500);
+  });
+
+  it('lists as destroyed exactly the houses standing before the storm and gone after it', () => {
+    const where = (b: { x: number; y: number }) => `${b.x},${b.y}`;
+    const standing = new Set(buildings(s2025).map(where));
+    const after = new Set(buildings(sStorm).map(where));
+    const gone = [...standing].filter((place) => !after.has(place));
+    const listed = destroyedHouses(42, s2025, sStorm).map(where);
+    assert.ok(listed.length > 5, `${listed.length} destroyed houses`);
+    assert.deepEqual([...listed].sort(), gone.sort());
+    assert.deepEqual(destroyedHouses(42, s2024, s2025), []);
   });
 });
 
