@@ -176,6 +176,22 @@ describe('map page as an imagery viewer over a nadir serve of its own', {
     assert.equal(await page.evaluate('location.hash'), hashFor('North', view));
   });
 
+  test('the disaster switch takes the hurricane survey off the map: the one before shows', async () => {
+    const [, middle, newest] = byDate();
+    await chrome.open(demo.url, hashFor('Vert'));
+    await tilesLoaded('Vert');
+    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
+    const from = tiles.length;
+    await page.check('#hide-disasters');
+    await until(`document.getElementById('on-screen').dataset.surveys === '${middle!.id}'`);
+    await tilesLoaded('Vert');
+    const hidden = tiles.slice(from).filter((t) => t.type === 'Vert');
+    assert.ok(hidden.length > 0);
+    for (const t of hidden) assert.equal(t.query.get('exclude'), 'disaster');
+    await page.uncheck('#hide-disasters');
+    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
+  });
+
   test('the swipe shows one date left of the slider and another right of it', async () => {
     const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
     const [, middle, newest] = byDate();

@@ -144,6 +144,8 @@ export function setUpChangeLayer({
 
   toggle.addEventListener('change', show);
   return {
+    /** Takes the overlay away while the page shows a refusal (it comes back on the next update). */
+    hide: clear,
     /** After a view or form change: off on panoramas, a new key re-chooses, a move extends the mask. */
     async update({ keyChanged = false } = {}) {
       if (getType() !== 'Vert' && toggle.checked) toggle.checked = false;

@@ -237,6 +237,7 @@ async function update() {
   } catch (error) {
     if (mine !== generation) return;
     removeLayers();
+    change.hide();
     onScreen.textContent = '';
     showError(describeError(error));
   }
