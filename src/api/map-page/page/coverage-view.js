@@ -41,7 +41,13 @@ export async function surveysAt(client, { lat, lon }, filters) {
   if (filters.since) options.since = filters.since;
   if (filters.until) options.until = filters.until;
   const page = await client.coverage(options);
-  return page.surveys;
+  // Coverage takes no tag filters: the tiles' include/exclude are applied here, as the server does.
+  const matches = (tags, filter) => tags.some((tag) => tag === filter || tag.startsWith(`${filter}:`));
+  return page.surveys.filter(
+    ({ tags = [] }) =>
+      !(filters.exclude ?? []).some((filter) => matches(tags, filter)) &&
+      (filters.include === undefined || filters.include.some((filter) => matches(tags, filter))),
+  );
 }
 
 /**

@@ -70,6 +70,7 @@ keyInput.value = storedKey() || demoKey;
 const initial = readHash(DEMO_VIEW);
 const state = { type: initial.type, date: initial.date, compare: initial.compare };
 let client = null;
+let clientKey = '';
 let zooms = {};
 const masks = new Map();
 const shown = { main: null, compare: null };
@@ -204,9 +205,9 @@ async function update() {
     showError('Enter an API key to see imagery.');
     return;
   }
-  if (!client || client.key !== key) {
+  if (!client || clientKey !== key) {
     client = new NadirClient({ baseUrl: location.origin, apiKey: key });
-    client.key = key;
+    clientKey = key;
     masks.clear();
     keyChanged = true;
   }
