@@ -188,6 +188,10 @@ describe('map page as an imagery viewer over a nadir serve of its own', {
     const hidden = tiles.slice(from).filter((t) => t.type === 'Vert');
     assert.ok(hidden.length > 0);
     for (const t of hidden) assert.equal(t.query.get('exclude'), 'disaster');
+    const dates = (await page.evaluate(
+      "[...document.querySelectorAll('#date option')].map((o) => o.value)",
+    )) as string[];
+    assert.ok(!dates.includes(newest!.captureDate), `the hidden survey's date is not offered: ${dates}`);
     await page.uncheck('#hide-disasters');
     await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
   });
