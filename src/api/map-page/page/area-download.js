@@ -54,7 +54,11 @@ export function setUpAreaDownload({ map, button, panel, summary, list, getClient
   async function listDownloads(bounds) {
     const bbox = { west: bounds.getWest(), south: bounds.getSouth(), east: bounds.getEast(), north: bounds.getNorth() };
     list.replaceChildren();
-    panel.hidden = false;
+    if (panel.hidden) {
+      panel.hidden = false;
+      // The list takes its place below the map: Leaflet must learn the map's new height.
+      map.invalidateSize();
+    }
     if (!(bbox.west < bbox.east && bbox.south < bbox.north)) {
       summary.textContent = 'Drag a rectangle: press, move, release.';
       return;

@@ -40,9 +40,12 @@ function rememberKey(key) {
 }
 
 function showError(text) {
+  const resized = message.hidden === Boolean(text);
   message.textContent = text;
   message.hidden = !text;
   mapElement.dataset.error = text ? 'true' : 'false';
+  // The message sits above the map in the page's column: the map's height changed.
+  if (resized) map.invalidateSize();
 }
 
 const tags = (id) =>
