@@ -1,3 +1,4 @@
+import { endianness } from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import gdal from 'gdal-async';
 import type { AoiGrid } from '../geo/aoi-grid.js';
@@ -130,8 +131,9 @@ export async function changeFigures(change: HeightChange, grid: AoiGrid, thresho
 
 /**
  * The change as a GDAL raster without copying it: the Float32 array handed to /vsimem as a raw
- * file, described by a VRT that places it on the grid (EPSG:3857, nodata -9999). GDAL reads it in
- * place, so the caller must keep `change` alive until every dataset opened on it is closed.
+ * file, described by a VRT that places it on the grid (EPSG:3857, nodata -9999, this machine's
+ * byte order). GDAL reads it in place, so the caller must keep `change` alive until every dataset
+ * opened on it is closed.
  */
 export function changeRasterVrt(change: Float32Array, grid: AoiGrid, scratch: Scratch): string {
   const raw = scratch.write('change.f32', Buffer.from(change.buffer, change.byteOffset, change.byteLength));
@@ -146,7 +148,7 @@ export function changeRasterVrt(change: Float32Array, grid: AoiGrid, scratch: Sc
     <ImageOffset>0</ImageOffset>
     <PixelOffset>4</PixelOffset>
     <LineOffset>${4 * grid.size}</LineOffset>
-    <ByteOrder>LSB</ByteOrder>
+    <ByteOrder>${endianness() === 'LE' ? 'LSB' : 'MSB'}</ByteOrder>
   </VRTRasterBand>
 </VRTDataset>
 `),
