@@ -83,7 +83,10 @@ L.control.attribution({ prefix: 'Leaflet | nadir' }).addTo(map);
 const divider = document.createElement('div');
 divider.id = 'swipe-divider';
 divider.hidden = true;
-mapElement.append(divider);
+// The labels and the slider sit on the map, so they move with it when the download list or the
+// message takes room; the slider's presses must not pan the map.
+mapElement.append(divider, $('direction'), onScreen, $('swipe'));
+L.DomEvent.disableClickPropagation($('swipe'));
 const swipe = setUpSwipe(map, $('swipe'), divider);
 
 function centre() {
