@@ -1,22 +1,35 @@
 /** The map page at `/` (issue #5): what the server sends, then the page itself in Chromium over the demo town. */
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import sharp from 'sharp';
 import { buildServer } from '../../src/api/server.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
-import { realClockEnvironment, TEST_NOW, testClock } from '../support/clock.js';
+import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { PROJECT_ROOT } from '../support/fixtures.js';
 import { type ApiFixture, errorBody, startApi } from './helpers.js';
+import {
+  DEMO_VIEW,
+  groundHalfExtents,
+  hashFor,
+  type MapBrowser,
+  openMapBrowser,
+  SCREEN_STEPS,
+  skipBrowser,
+  TILE,
+  TILE_URL,
+  type TileResponse,
+  tilesTouching,
+  type View,
+  worldPixel,
+} from './map-browser.js';
 
 const DEMO_KEY = `nadir_0123456789ab_${'k'.repeat(43)}`;
 
@@ -57,17 +70,20 @@ describe('map page over HTTP', () => {
     await demo.close();
   });
 
-  test('/ is an HTML page that loads Leaflet and its own script from this server only', async () => {
+  test('/ is an HTML page that loads Leaflet and its own module from this server only', async () => {
     const response = await api.get('/');
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('content-type'), 'text/html; charset=utf-8');
     const csp = response.headers.get('content-security-policy') ?? '';
     assert.match(csp, /script-src 'self'(;|$)/);
     assert.match(csp, /img-src 'self' data:(;|$)/);
+    assert.match(csp, /connect-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe|https?:|\*/);
     const html = await response.text();
     assert.match(html, /<script src="\/map\/leaflet\/leaflet\.js"><\/script>/);
     assert.match(html, /<link rel="stylesheet" href="\/map\/leaflet\/leaflet\.css">/);
-    assert.match(html, /<script src="\/map\/map\.js"><\/script>/);
+    assert.match(html, /<script type="module" src="\/map\/map\.js"><\/script>/);
+    assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]/, 'no inline script');
     assert.doesNotMatch(html, /https?:\/\//i, 'no external URL at all');
     assert.doesNotMatch(html, /src="\/\//, 'no protocol-relative URL');
   });
@@ -80,6 +96,12 @@ describe('map page over HTTP', () => {
       ['/map/leaflet/images/marker-icon-2x.png', 'image/png'],
       ['/map/map.js', 'text/javascript; charset=utf-8'],
       ['/map/map.css', 'text/css; charset=utf-8'],
+      ['/map/grids.js', 'text/javascript; charset=utf-8'],
+      ['/map/area-download.js', 'text/javascript; charset=utf-8'],
+      ['/map/change-layer.js', 'text/javascript; charset=utf-8'],
+      ['/map/client/index.js', 'text/javascript; charset=utf-8'],
+      ['/map/client/client.js', 'text/javascript; charset=utf-8'],
+      ['/map/client/token-store.js', 'text/javascript; charset=utf-8'],
     ];
     for (const [path, type] of expected) {
       const response = await api.get(path);
@@ -108,6 +130,14 @@ describe('map page over HTTP', () => {
       '/map/leaflet/leaflet.js.map',
       '/map/leaflet/images/',
       '/map/page/index.html',
+      // The client's Node half and anything but its browser entry's files stay unserved.
+      '/map/client/node/index.js',
+      '/map/client/node/download.js',
+      '/map/client/index.d.ts',
+      '/map/client/index.js.map',
+      '/map/client/../../package.json',
+      '/map/client/%2e%2e/package.json',
+      '/map/client/',
     ];
     for (const path of attempts) {
       const response = await rawGet(api.baseUrl, path);
@@ -132,84 +162,17 @@ describe('map page over HTTP', () => {
   });
 });
 
-const CHROMIUM = '/usr/bin/chromium';
-const TILE = 256;
-const SQUASH = 192 / TILE;
-interface View {
-  zoom: number;
-  lat: number;
-  lon: number;
-}
-/** The page's default: the demo town. */
-const DEMO_VIEW: View = { zoom: 17, lat: 29.946, lon: -85.418 };
-const hashFor = (type: string, view = DEMO_VIEW) =>
-  `#${view.zoom}/${view.lat.toFixed(6)}/${view.lon.toFixed(6)}/${type}`;
-const TILE_URL = /\/tiles\/v3\/(\w+)\/(\d+)\/(\d+)\/(\d+)\.img\?(.*)$/;
-
-interface TileResponse {
-  type: string;
-  z: number;
-  x: number;
-  y: number;
-  query: URLSearchParams;
-  status: number;
-  contentType: string;
-}
-
-/** The Web Mercator world pixel of a place at zoom z (256 px tiles). */
-function worldPixel(lat: number, lon: number, z: number): { x: number; y: number } {
-  const size = TILE * 2 ** z;
-  const phi = (lat * Math.PI) / 180;
-  return {
-    x: ((lon + 180) / 360) * size,
-    y: ((1 - Math.log(Math.tan(phi) + 1 / Math.cos(phi)) / Math.PI) / 2) * size,
-  };
-}
-
-/** "x/y" of every server tile that a ground box (world pixels) touches. */
-function tilesTouching(cx: number, cy: number, halfX: number, halfY: number): Set<string> {
-  const found = new Set<string>();
-  for (let x = Math.floor((cx - halfX) / TILE); x <= Math.floor((cx + halfX) / TILE); x++) {
-    for (let y = Math.floor((cy - halfY) / TILE); y <= Math.floor((cy + halfY) / TILE); y++) found.add(`${x}/${y}`);
-  }
-  return found;
-}
-
-/**
- * The ground a layer shows in a map of width x height pixels, as half extents in server pixels.
- * Derived from the geometry (the screen's "up" is the viewing direction, panorama rows are
- * squashed to 192/256), not from the tile formulas the page uses.
- */
-function groundHalfExtents(type: string, width: number, height: number): [number, number] {
-  if (type === 'Vert') return [width / 2, height / 2];
-  const along = height / 2 / SQUASH;
-  return type === 'East' || type === 'West' ? [along, width / 2] : [width / 2, along];
-}
-
-/**
- * Where a server tile's east and south neighbours appear on screen (dx, dy) in each layer: the
- * viewing direction is up, panorama tiles are 192 px tall.
- */
-const SCREEN_STEPS: Record<string, { east: [number, number]; south: [number, number] }> = {
-  Vert: { east: [256, 0], south: [0, 256] },
-  North: { east: [256, 0], south: [0, 192] },
-  South: { east: [-256, 0], south: [0, -192] },
-  East: { east: [0, -192], south: [256, 0] },
-  West: { east: [0, 192], south: [-256, 0] },
-};
-
-const skipBrowser = existsSync(CHROMIUM) ? false : `no ${CHROMIUM}: install Debian's chromium for the browser test`;
-
 describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout: 600_000 }, () => {
   let town: DemoTown;
   let services: Services;
   let app: FastifyInstance;
   let base: string;
-  let profile: string;
-  let browser: BrowserContext;
+  let chrome: MapBrowser;
   let page: Page;
-  const tiles: TileResponse[] = [];
-  const keyedRequests: string[] = [];
+  let tiles: TileResponse[];
+  let problems: string[];
+  const until = (expression: string, timeout?: number) => chrome.until(expression, timeout);
+  const tilesLoaded = (type: string) => chrome.tilesLoaded(type);
 
   before(async () => {
     town = await demoTown();
@@ -219,66 +182,14 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     );
     app = await buildServer(services);
     base = await app.listen({ port: 0, host: '127.0.0.1' });
-    profile = await mkdtemp(join(tmpdir(), 'nadir-chromium-'));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1024, height: 768 },
-      // Not under scripts/test-dates.sh's libfaketime (Chromium would take a minute to start):
-      // the browser gets the test instant from Playwright's clock instead.
-      env: realClockEnvironment(),
-    });
-    await browser.clock.install({ time: TEST_NOW });
-    page = browser.pages()[0] ?? (await browser.newPage());
-    page.on('request', (r) => {
-      if (r.url().includes(town.apiKey)) keyedRequests.push(r.url());
-    });
-    page.on('response', (r) => {
-      const match = TILE_URL.exec(r.url());
-      if (!match) return;
-      const [, type, z, x, y, query] = match as unknown as [string, string, string, string, string, string];
-      tiles.push({
-        type,
-        z: Number(z),
-        x: Number(x),
-        y: Number(y),
-        query: new URLSearchParams(query),
-        status: r.status(),
-        contentType: r.headers()['content-type'] ?? '',
-      });
-    });
+    chrome = await openMapBrowser(town.apiKey);
+    ({ page, tiles, problems } = chrome);
   });
   after(async () => {
-    await browser?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
+    await chrome?.close();
     await app?.close();
     await services?.close();
   });
-
-  async function tilesLoaded(type: string): Promise<void> {
-    await page.waitForSelector(`#map[data-layer="${type}"][data-tiles="loaded"]`, { timeout: 120_000 });
-  }
-
-  /**
-   * Polls an expression from outside the page: page.waitForFunction evaluates strings with eval(),
-   * which the page's Content-Security-Policy (rightly) refuses.
-   */
-  async function until(expression: string, timeout = 30_000): Promise<void> {
-    const deadline = Date.now() + timeout;
-    while (!(await page.evaluate(expression))) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${expression}`);
-      await sleep(50);
-    }
-  }
 
   async function screenshot(name: string): Promise<void> {
     await mkdir(join(PROJECT_ROOT, '.tmp'), { recursive: true });
@@ -293,7 +204,10 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     return { width: Math.round(box.width), height: Math.round(box.height) };
   }
 
-  /** The layer's requested server tiles are those its view of the ground touches (2 px of slack for rounding). */
+  /**
+   * The layer's requested server tiles are those its view of the ground touches (2 px of slack for
+   * rounding) and that hold imagery: the page asks for none where the server has none.
+   */
   async function assertTilesCoverView(type: string, requested: TileResponse[], view = DEMO_VIEW): Promise<void> {
     const { width, height } = await mapSize();
     const centre = worldPixel(view.lat, view.lon, view.zoom);
@@ -302,7 +216,13 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const must = tilesTouching(centre.x, centre.y, halfX - 2, halfY - 2);
     const may = tilesTouching(centre.x, centre.y, halfX + 2, halfY + 2);
     const got = new Set(requested.map((t) => `${t.x}/${t.y}`));
-    for (const tile of must) assert.ok(got.has(tile), `${type}: server tile ${tile} in view was not requested`);
+    for (const tile of must) {
+      if (got.has(tile)) continue;
+      // Asked directly, not by the page: a tile left out must be one without imagery.
+      const direct = await fetch(`${base}/tiles/v3/${type}/${view.zoom}/${tile}.img?apikey=${town.apiKey}`);
+      await direct.arrayBuffer();
+      assert.equal(direct.status, 404, `${type}: server tile ${tile} in view was not requested`);
+    }
     for (const tile of got) assert.ok(may.has(tile), `${type}: server tile ${tile} is outside the view`);
     const centreTile = `${Math.floor(centre.x / TILE)}/${Math.floor(centre.y / TILE)}`;
     assert.ok(got.has(centreTile), `${type}: the centre tile ${centreTile}`);
@@ -337,12 +257,29 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const ok = requested.filter((t) => t.status === 200);
     assert.ok(ok.length > 0, `${type}: no tile loaded (statuses ${requested.map((t) => t.status).join(',')})`);
     for (const t of ok) assert.match(t.contentType, /^image\/(jpeg|png)$/, `${type} ${t.x}/${t.y}`);
-    for (const t of requested) assert.ok([200, 404].includes(t.status), `${type} ${t.x}/${t.y}: ${t.status}`);
+    for (const t of requested) assert.equal(t.status, 200, `${type} ${t.x}/${t.y}: asked for a tile without imagery`);
   }
 
-  test('opens on the demo town with the demo key and shows Vert tiles', async () => {
+  test('opens on the demo town with the demo key and shows Vert tiles, with no console error and no 4xx', async () => {
     await page.goto(`${base}/`);
     await tilesLoaded('Vert');
+    await until("document.getElementById('on-screen').dataset.surveys !== undefined");
+    assert.deepEqual(problems, []);
+    // The newest survey at the centre is named (X-Survey-Ids), with its date.
+    const newest = [...town.surveys].sort((a, b) => b.captureDate.localeCompare(a.captureDate))[0]!;
+    assert.equal(await page.getAttribute('#on-screen', 'data-surveys'), newest.id);
+    assert.match((await page.textContent('#on-screen')) ?? '', new RegExp(`On screen: ${newest.captureDate}`));
+    // The date pickers list the dates at the centre, newest first.
+    const dates = (await page.evaluate(
+      "[...document.querySelectorAll('#date option')].map((o) => o.value)",
+    )) as string[];
+    assert.deepEqual(dates, [
+      '',
+      ...town.surveys
+        .map((t) => t.captureDate)
+        .sort()
+        .reverse(),
+    ]);
     assert.equal(await page.inputValue('#apikey'), town.apiKey);
     assert.equal(await page.evaluate('location.hash'), hashFor('Vert'));
     const vert = tiles.filter((t) => t.type === 'Vert');
@@ -360,8 +297,10 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
   for (const type of ['East', 'South', 'West', 'North']) {
     test(`${type} shows the server tiles of the same place, turned so that ${type.toLowerCase()} is up`, async () => {
       const from = tiles.length;
+      const mark = problems.length;
       await page.selectOption('#layer', type);
       await tilesLoaded(type);
+      assert.deepEqual(problems.slice(mark), [], `${type}: no console error, no 4xx`);
       assert.equal(await page.textContent('#direction'), `${type}: looking ${type.toLowerCase()}`);
       // Switching keeps the centre: the hash names the same place in real coordinates.
       assert.equal(await page.evaluate('location.hash'), hashFor(type));
@@ -377,8 +316,7 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
     const from = tiles.length;
     // A new hash alone is a same-document navigation: reload so the page starts from it.
-    await page.goto(`${base}/${hashFor('West', view)}`);
-    await page.reload();
+    await chrome.open(base, hashFor('West', view));
     await tilesLoaded('West');
     assert.equal(await page.inputValue('#layer'), 'West');
     const requested = tiles.slice(from).filter((t) => t.type === 'West');
@@ -448,7 +386,8 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
   });
 
   test('the key goes only into tile URLs, and is stored only when the user typed it', async () => {
-    for (const url of keyedRequests) assert.match(new URL(url).pathname, /^\/tiles\/v3\//, url);
+    for (const url of chrome.keyedRequests)
+      assert.match(new URL(url).pathname, /^\/(tiles\/v3\/|staticmap\/v2\/coverage\.json$)/, url);
     assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
     await page.fill('#apikey', DEMO_KEY);
     await page.press('#apikey', 'Enter');

@@ -154,6 +154,16 @@ describe('NadirClient', () => {
       nadir.tileUrlTemplate({ type: 'North', format: 'png', since: '2Y' }),
       'http://nadir.test/tiles/v3/North/{z}/{x}/{y}.png?since=2Y&apikey=key-1',
     );
+    assert.equal(
+      nadir.dsmChangeTileUrlTemplate({ after: 'new', baseline: 'old' }),
+      'http://nadir.test/tiles/v3/DsmChange/{z}/{x}/{y}.png?after=new&baseline=old&apikey=key-1',
+    );
+    assert.equal(
+      nadir.dsmChangeTileUrlTemplate({ after: 'new', baseline: 'old', threshold: 1.5 }),
+      'http://nadir.test/tiles/v3/DsmChange/{z}/{x}/{y}.png?after=new&baseline=old&threshold=1.5&apikey=key-1',
+    );
+    assert.throws(() => nadir.dsmChangeTileUrlTemplate({ after: 'a b', baseline: 'old' }), NadirUsageError);
+    assert.throws(() => nadir.dsmChangeTileUrlTemplate({ after: 'new', baseline: 'old', threshold: -1 }), /threshold/);
   });
 
   test('the key can travel in the Authorization header instead of the URL', async () => {

@@ -16,6 +16,18 @@ const PAGE_DIR = fileURLToPath(new URL('../../../src/api/map-page/page/', import
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
 const LEAFLET_IMAGES = ['layers.png', 'layers-2x.png', 'marker-icon.png', 'marker-icon-2x.png', 'marker-shadow.png'];
 const DEMO_KEY_PLACEHOLDER = '<!--nadir-demo-key-->';
+/** The page's own ES modules (map.js imports the others) and styles. */
+const PAGE_FILES = [
+  'map.js',
+  'map.css',
+  'grids.js',
+  'coverage-view.js',
+  'tile-layers.js',
+  'swipe.js',
+  'area-download.js',
+  'change-layer.js',
+  'change-layer.css',
+];
 const RAMP_PLACEHOLDER = '/*nadir-change-ramp*/ [];';
 
 const TYPES: Readonly<Record<string, string>> = {
@@ -29,14 +41,43 @@ const PAGE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
+  // The page's @nadir/client calls this server (coverage, tiles, imagery) with fetch.
+  "connect-src 'self'",
   // data: for Leaflet's transparent error tile.
   "img-src 'self' data:",
-  // The DsmChange overlay asks the coverage endpoint which surveys are under the map.
-  "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+// @nadir/client's compiled browser entry: the page imports it as it is (relative ES imports).
+const CLIENT_DIST = dirname(createRequire(import.meta.url).resolve('@nadir/client'));
+const RELATIVE_IMPORT = /^\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.\/[\w./-]+\.js)'/gm;
+
+/**
+ * The files of the client's browser entry, found by following its relative imports from index.js
+ * (type-only imports are gone from the compiled code), so only what the browser needs is served
+ * and never the Node half (dist/node/).
+ */
+async function browserClientFiles(): Promise<string[]> {
+  const found = new Set<string>();
+  const queue = ['index.js'];
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (found.has(name)) continue;
+    found.add(name);
+    const text = await readFile(join(CLIENT_DIST, name), 'utf8').catch(() => {
+      throw new Error(`${join(CLIENT_DIST, name)} is missing: build @nadir/client first (npm run build)`);
+    });
+    for (const [, path] of text.matchAll(RELATIVE_IMPORT)) {
+      const target = join(dirname(name), path!);
+      if (target.startsWith('..') || target.startsWith('node/'))
+        throw new Error(`unexpected import ${path} in ${name}`);
+      queue.push(target);
+    }
+  }
+  return [...found].sort();
+}
 
 export interface MapPageOptions {
   /** Written by `nadir demo`; pre-fills the key input when present. */
@@ -69,7 +110,7 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
   const files = new Map<string, StaticFile>([
     ['/', { body: html.replace(DEMO_KEY_PLACEHOLDER, meta), type: TYPES.html!, cacheControl: 'private, no-cache' }],
   ]);
-  for (const name of ['map.js', 'map.css', 'change-layer.js', 'change-layer.css']) {
+  for (const name of PAGE_FILES) {
     let body: Buffer | string = await readFile(join(PAGE_DIR, name));
     // The DsmChange legend draws the ramp the tiles are coloured with.
     if (name === 'change-layer.js')
@@ -84,6 +125,11 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
       type: TYPES[name.split('.').pop()!]!,
       cacheControl: 'public, max-age=86400',
     });
+  }
+
+  for (const name of await browserClientFiles()) {
+    const body = await readFile(join(CLIENT_DIST, name));
+    files.set(`/map/client/${name}`, { body, type: TYPES.js!, cacheControl: 'no-cache' });
   }
 
   for (const [url, file] of files) {

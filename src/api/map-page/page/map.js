@@ -1,178 +1,308 @@
 /* global L */
-// The map page (issue #5). Plain browser script with no build step; Leaflet is the global L.
-(() => {
-  const DEMO_VIEW = { zoom: 17, lat: 29.946, lng: -85.418 };
-  const MAX_ZOOM = 22;
-  const TILE = 256;
-  // decisions.md "Tiles": panorama tiles are 256x256 but clients display them at 256x192.
-  const SQUASH = 192 / TILE;
-  const FILTERS = ['since', 'until', 'include', 'exclude'];
-  const STORED_KEY = 'nadir.apikey';
-  const TRANSPARENT = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
-  const LABELS = {
-    Vert: 'Vert: straight down, north up',
-    North: 'North: looking north',
-    South: 'South: looking south',
-    East: 'East: looking east',
-    West: 'West: looking west',
-  };
+// The map page (issue #5, issue 20): an imagery viewer over @nadir/client. Every request goes
+// through the client: coverage at the view centre (dates, native zooms), a coverage mask (no tile
+// asked for where there is none), the tiles, the survey on screen (X-Survey-Ids) and downloads.
+import { setUpAreaDownload } from './area-download.js';
+import { setUpChangeLayer } from './change-layer.js';
+import { NadirClient } from './client/index.js';
+import { CoverageMask, describeError, filterKey, nativeZooms, surveysAt } from './coverage-view.js';
+import { crsOf, fromServerWorld, LABELS, lonLatOf, readHash, toServerWorld, writeHash } from './grids.js';
+import { COMPARE_PANE, setUpSwipe } from './swipe.js';
+import { MAX_ZOOM, makeLayer, refreshLayer } from './tile-layers.js';
 
-  /**
-   * Each layer's grid against the ordinary (Vert) one, in zoom-0 world pixels where the world is
-   * W = 256 wide: `toServer` takes a point (a, b) of the client's rotated world to the server
-   * world, `toClient` is its inverse. East is (a, b) -> (W - b, a), the pixel form of decisions.md's
-   * (x, y) = (2^z - 1 - y', x').
-   */
-  const W = TILE;
-  const ROTATIONS = {
-    Vert: { toServer: (a, b) => [a, b], toClient: (u, v) => [u, v] },
-    North: { toServer: (a, b) => [a, b], toClient: (u, v) => [u, v] },
-    East: { toServer: (a, b) => [W - b, a], toClient: (u, v) => [v, W - u] },
-    West: { toServer: (a, b) => [b, W - a], toClient: (u, v) => [W - v, u] },
-    South: { toServer: (a, b) => [W - a, W - b], toClient: (u, v) => [W - u, W - v] },
-  };
+const DEMO_VIEW = { zoom: 17, lat: 29.946, lon: -85.418 };
+const STORED_KEY = 'nadir.apikey';
+const $ = (id) => document.getElementById(id);
+const keyInput = $('apikey');
+const layerSelect = $('layer');
+const dateSelect = $('date');
+const compareSelect = $('compare');
+const message = $('message');
+const mapElement = $('map');
+const onScreen = $('on-screen');
+const demoKey = document.querySelector('meta[name="nadir-demo-key"]')?.content ?? '';
 
-  /** decisions.md's formulas: the server tile for the client's tile (x', y'). */
-  function serverTile(type, z, x, y) {
-    const last = 2 ** z - 1;
-    if (type === 'East') return [last - y, x];
-    if (type === 'West') return [y, last - x];
-    if (type === 'South') return [last - x, last - y];
-    return [x, y];
+function storedKey() {
+  try {
+    return localStorage.getItem(STORED_KEY) ?? '';
+  } catch {
+    return '';
   }
+}
 
-  // A panorama map's "latlng" is a point of the rotated world: lng = a, lat = b (b grows downwards),
-  // both 0..256 at zoom 0. The transformation squashes y so that its tiles are 256x192.
-  const PANORAMA_CRS = L.extend({}, L.CRS.Simple, { transformation: new L.Transformation(1, 0, SQUASH, 0) });
-  const PANORAMA_WORLD = L.latLngBounds([0, 0], [W, W]);
-  const MERCATOR = L.CRS.EPSG3857;
-
-  const form = document.getElementById('controls');
-  const keyInput = document.getElementById('apikey');
-  const layerSelect = document.getElementById('layer');
-  const label = document.getElementById('direction');
-  const mapElement = document.getElementById('map');
-  const demoKey = document.querySelector('meta[name="nadir-demo-key"]')?.content ?? '';
-
-  function storedKey() {
-    try {
-      return localStorage.getItem(STORED_KEY) ?? '';
-    } catch {
-      return '';
-    }
+function rememberKey(key) {
+  try {
+    if (key && key !== demoKey) localStorage.setItem(STORED_KEY, key);
+    else localStorage.removeItem(STORED_KEY);
+  } catch {
+    // Storage disabled: the key is simply not remembered.
   }
+}
 
-  function rememberKey(key) {
-    try {
-      if (key && key !== demoKey) localStorage.setItem(STORED_KEY, key);
-      else localStorage.removeItem(STORED_KEY);
-    } catch {
-      // Storage disabled: the key is simply not remembered.
-    }
+function showError(text) {
+  const resized = message.hidden === Boolean(text);
+  message.textContent = text;
+  message.hidden = !text;
+  mapElement.dataset.error = text ? 'true' : 'false';
+  // The message sits above the map in the page's column: the map's height changed.
+  if (resized) map.invalidateSize();
+}
+
+const tags = (id) =>
+  $(id)
+    .value.split(',')
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+
+/** The filters of the form, as the client takes them (empty ones left out). */
+function baseFilters() {
+  const filters = {};
+  for (const name of ['since', 'until']) if ($(name).value.trim()) filters[name] = $(name).value.trim();
+  const include = tags('include');
+  const exclude = tags('exclude');
+  if ($('hide-disasters').checked && !exclude.includes('disaster')) exclude.push('disaster');
+  if (include.length > 0) filters.include = include;
+  if (exclude.length > 0) filters.exclude = exclude;
+  return filters;
+}
+
+/** A layer's filters: a chosen date shows that day's surveys only. */
+const filtersFor = (date) => (date ? { ...baseFilters(), since: date, until: date } : baseFilters());
+
+keyInput.value = storedKey() || demoKey;
+const initial = readHash(DEMO_VIEW);
+const state = { type: initial.type, date: initial.date, compare: initial.compare };
+let client = null;
+let clientKey = '';
+let zooms = {};
+const masks = new Map();
+const shown = { main: null, compare: null };
+
+const map = L.map(mapElement, { crs: crsOf(state.type), maxZoom: MAX_ZOOM, attributionControl: false });
+L.control.attribution({ prefix: 'Leaflet | nadir' }).addTo(map);
+const divider = document.createElement('div');
+divider.id = 'swipe-divider';
+divider.hidden = true;
+// The labels and the slider sit on the map, so they move with it when the download list or the
+// message takes room; the slider's presses must not pan the map.
+mapElement.append(divider, $('direction'), onScreen, $('swipe'));
+L.DomEvent.disableClickPropagation($('swipe'));
+const swipe = setUpSwipe(map, $('swipe'), divider);
+
+function centre() {
+  return toServerWorld(state.type, map.getCenter());
+}
+
+function syncHash() {
+  writeHash({ ...state, zoom: map.getZoom(), centre: centre() });
+}
+
+/** Shows a layer type centred on a server-world point, switching CRS when the grid changes. */
+function showType(type, point, zoom) {
+  state.type = type;
+  removeLayers();
+  map.options.crs = crsOf(type);
+  // reset: the pixel origin must be recomputed in the new CRS, not panned to.
+  map.setView(fromServerWorld(type, point), zoom, { reset: true });
+  layerSelect.value = type;
+  mapElement.dataset.tiles = 'loading';
+  $('direction').textContent = LABELS[type];
+  mapElement.dataset.layer = type;
+}
+
+function removeLayers() {
+  for (const which of ['main', 'compare']) {
+    if (shown[which]) shown[which].layer.remove();
+    shown[which] = null;
   }
+}
 
-  function tileUrl(type, z, x, y) {
-    const query = new URLSearchParams({ apikey: keyInput.value.trim() });
-    for (const name of FILTERS) {
-      const value = document.getElementById(name).value.trim();
-      if (value) query.set(name, value);
-    }
-    return `/tiles/v3/${type}/${z}/${x}/${y}.img?${query}`;
+function maskFor(filters) {
+  const key = `${filterKey(filters)}@${zooms.Vert}`;
+  if (!masks.has(key)) masks.set(key, new CoverageMask(client, filters, zooms.Vert ?? 20));
+  return masks.get(key);
+}
+
+/**
+ * The server-world box of the view: Leaflet asks for the tiles in view only, and a mask tile of a
+ * place with no imagery at all is a 404 of its own, so the mask is not fetched further out.
+ */
+function viewBox() {
+  const size = map.getSize();
+  const corners = [
+    [0, 0],
+    [1, 0],
+    [0, 1],
+    [1, 1],
+  ].map(([fx, fy]) => toServerWorld(state.type, map.containerPointToLatLng([fx * size.x, fy * size.y])));
+  const us = corners.map(([u]) => u);
+  const vs = corners.map(([, v]) => v);
+  return [Math.min(...us), Math.min(...vs), Math.max(...us), Math.max(...vs)];
+}
+
+/** Puts the main or compare layer on the map, rebuilt only when what it shows changed. */
+async function place(which, date, mask) {
+  const filters = filtersFor(date);
+  const nativeZoom = zooms[state.type] ?? MAX_ZOOM;
+  const id = `${state.type}|${filterKey(filters)}|${nativeZoom}|${zooms.Vert}`;
+  await mask.load(...viewBox());
+  if (shown[which]?.id === id) {
+    refreshLayer(shown[which].layer);
+    return;
   }
-
-  const NadirLayer = L.TileLayer.extend({
-    getTileUrl(coords) {
-      const [x, y] = serverTile(this.options.type, coords.z, coords.x, coords.y);
-      return tileUrl(this.options.type, coords.z, x, y);
-    },
+  shown[which]?.layer.remove();
+  const pane = which === 'compare' ? COMPARE_PANE : 'tilePane';
+  const layer = makeLayer({ client, type: state.type, filters, nativeZoom, mask, pane });
+  layer.on('loading', () => {
+    mapElement.dataset.tiles = 'loading';
   });
+  layer.on('load', noteLoaded);
+  shown[which] = { id, layer };
+  layer.addTo(map);
+}
 
-  function makeLayer(type) {
-    const panorama = type !== 'Vert';
-    const layer = new NadirLayer('', {
-      type,
-      tileSize: panorama ? L.point(TILE, TILE * SQUASH) : TILE,
-      maxZoom: MAX_ZOOM,
-      noWrap: true,
-      // Empty tiles are 404 JSON: show nothing there.
-      errorTileUrl: TRANSPARENT,
-      ...(panorama ? { bounds: PANORAMA_WORLD } : {}),
-    });
-    layer.on('loading', () => {
-      mapElement.dataset.tiles = 'loading';
-    });
-    layer.on('load', () => {
-      mapElement.dataset.tiles = 'loaded';
-    });
-    return layer;
+/** Fills a date list with the dates at the centre, keeping the chosen one. */
+function fillDates(select, dates, chosen, first) {
+  const options = new Map([first, ...dates]);
+  if (chosen && !options.has(chosen)) options.set(chosen, chosen);
+  select.replaceChildren(
+    ...[...options].map(([value, text]) =>
+      Object.assign(document.createElement('option'), { value, textContent: text }),
+    ),
+  );
+  select.value = chosen;
+}
+
+/** The survey drawn at the centre: X-Survey-Ids of the centre tile, named by its date. */
+async function describeCentre(surveys, mask, filters) {
+  const z = Math.min(map.getZoom(), zooms[state.type] ?? MAX_ZOOM);
+  const [u, v] = centre();
+  const tile = { z, x: Math.floor(u * 2 ** (z - 8)), y: Math.floor(v * 2 ** (z - 8)) };
+  if (!mask.covers(tile.z, tile.x, tile.y)) {
+    onScreen.textContent = 'No imagery at the centre';
+    onScreen.dataset.surveys = '';
+    return;
   }
-
-  /** The map centre as a zoom-0 point of the server (Vert) world, whatever grid is shown. */
-  function centreInServerWorld() {
-    const point = map.options.crs.latLngToPoint(map.getCenter(), 0);
-    // The panorama CRS squashed y: unsquash before rotating back.
-    const [a, b] = currentType === 'Vert' ? [point.x, point.y] : [point.x, point.y / SQUASH];
-    return ROTATIONS[currentType].toServer(a, b);
-  }
-
-  function show(type, [u, v], zoom) {
-    const [a, b] = ROTATIONS[type].toClient(u, v);
-    if (tiles) map.removeLayer(tiles);
-    currentType = type;
-    map.options.crs = type === 'Vert' ? MERCATOR : PANORAMA_CRS;
-    const centre = type === 'Vert' ? MERCATOR.pointToLatLng(L.point(a, b), 0) : L.latLng(b, a);
-    // reset: the pixel origin must be recomputed in the new CRS, not panned to.
-    map.setView(centre, zoom, { reset: true });
-    layerSelect.value = type;
-    label.textContent = LABELS[type];
-    mapElement.dataset.layer = type;
-    tiles = makeLayer(type);
-    if (keyInput.value.trim()) tiles.addTo(map);
-  }
-
-  function reloadTiles() {
-    if (!tiles) return;
-    if (!keyInput.value.trim()) map.removeLayer(tiles);
-    else if (map.hasLayer(tiles)) tiles.redraw();
-    else tiles.addTo(map);
-  }
-
-  /** `#zoom/lat/lng/Layer`, always in real coordinates so a link shows the same place in any layer. */
-  function writeHash() {
-    const [u, v] = centreInServerWorld();
-    const { lat, lng } = MERCATOR.pointToLatLng(L.point(u, v), 0);
-    history.replaceState(null, '', `#${map.getZoom()}/${lat.toFixed(6)}/${lng.toFixed(6)}/${currentType}`);
-  }
-
-  function readHash() {
-    const [zoom, lat, lng, type] = location.hash.slice(1).split('/');
-    const view = { zoom: Number(zoom), lat: Number(lat), lng: Number(lng) };
-    const valid = Boolean(zoom && lat && lng) && Number.isInteger(view.zoom) && Number.isFinite(view.lat + view.lng);
-    return { view: valid ? view : DEMO_VIEW, type: Object.hasOwn(ROTATIONS, type ?? '') ? type : 'Vert' };
-  }
-
-  keyInput.value = storedKey() || demoKey;
-  let currentType = 'Vert';
-  let tiles = null;
-  const map = L.map(mapElement, { crs: MERCATOR, maxZoom: MAX_ZOOM, attributionControl: false });
-  L.control.attribution({ prefix: 'Leaflet | nadir' }).addTo(map);
-  // For overlays in scripts of their own (change-layer.js).
-  mapElement.nadirMap = map;
-
-  const initial = readHash();
-  const start = MERCATOR.latLngToPoint(L.latLng(initial.view.lat, initial.view.lng), 0);
-  show(initial.type, [start.x, start.y], initial.view.zoom);
-  map.on('moveend', writeHash);
-  writeHash();
-
-  form.addEventListener('submit', (event) => event.preventDefault());
-  layerSelect.addEventListener('change', () => {
-    show(layerSelect.value, centreInServerWorld(), map.getZoom());
-    writeHash();
+  // A panorama's server tile z/x/y covers the same ground as the Vert one (decisions.md "Tiles").
+  const answer = await client.tile({ type: state.type, tile, format: 'img', ...filters });
+  const ids = answer?.surveyIds ?? [];
+  const named = ids.map((id) => {
+    const survey = surveys.find((s) => s.id === id);
+    return survey ? `${survey.captureDate} (${id.slice(0, 8)})` : id.slice(0, 8);
   });
-  keyInput.addEventListener('change', () => {
-    rememberKey(keyInput.value.trim());
-    reloadTiles();
-  });
-  for (const name of FILTERS) document.getElementById(name).addEventListener('change', reloadTiles);
-})();
+  onScreen.textContent = ids.length > 0 ? `On screen: ${named.join(', ')}` : 'No imagery at the centre';
+  onScreen.dataset.surveys = ids.join(',');
+}
+
+/** `data-tiles` says when every shown layer has its tiles (tests and scripts wait for it). */
+function noteLoaded() {
+  if (!shown.main?.layer.isLoading() && !shown.compare?.layer.isLoading()) mapElement.dataset.tiles = 'loaded';
+}
+
+let generation = 0;
+/** Brings everything in line with the view and the form; a newer call makes an older one stop. */
+async function update() {
+  const mine = ++generation;
+  let keyChanged = false;
+  syncHash();
+  const key = keyInput.value.trim();
+  if (!key) {
+    removeLayers();
+    showError('Enter an API key to see imagery.');
+    return;
+  }
+  if (!client || clientKey !== key) {
+    client = new NadirClient({ baseUrl: location.origin, apiKey: key });
+    clientKey = key;
+    masks.clear();
+    keyChanged = true;
+  }
+  try {
+    const { lat, lon } = lonLatOf(centre());
+    const filters = filtersFor(state.date);
+    const surveys = await surveysAt(client, { lat, lon }, baseFilters());
+    if (mine !== generation) return;
+    zooms = nativeZooms(surveys, zooms);
+    const dates = surveys.map((s) => [
+      s.captureDate,
+      `${s.captureDate}${s.tags?.length ? ` ${s.tags.join(' ')}` : ''}`,
+    ]);
+    fillDates(dateSelect, dates, state.date, ['', 'latest']);
+    fillDates(compareSelect, dates, state.compare, ['', '(no swipe)']);
+    const mask = maskFor(filters);
+    await place('main', state.date, mask);
+    if (state.compare) await place('compare', state.compare, maskFor(filtersFor(state.compare)));
+    else if (shown.compare) {
+      shown.compare.layer.remove();
+      shown.compare = null;
+    }
+    swipe.setActive(Boolean(state.compare));
+    if (mine !== generation) return;
+    noteLoaded();
+    showError('');
+    await Promise.all([describeCentre(surveys, mask, filters), change.update({ keyChanged })]);
+  } catch (error) {
+    if (mine !== generation) return;
+    removeLayers();
+    change.hide();
+    onScreen.textContent = '';
+    showError(describeError(error));
+  }
+}
+
+let pending = null;
+/** Moves come in bursts (a drag fires many): settle first. */
+function scheduleUpdate() {
+  clearTimeout(pending);
+  pending = setTimeout(update, 150);
+}
+
+$('controls').addEventListener('submit', (event) => event.preventDefault());
+layerSelect.addEventListener('change', () => {
+  showType(layerSelect.value, centre(), map.getZoom());
+  update();
+});
+dateSelect.addEventListener('change', () => {
+  state.date = dateSelect.value;
+  update();
+});
+compareSelect.addEventListener('change', () => {
+  state.compare = compareSelect.value;
+  update();
+});
+keyInput.addEventListener('change', () => {
+  rememberKey(keyInput.value.trim());
+  update();
+});
+for (const id of ['since', 'until', 'include', 'exclude', 'hide-disasters']) $(id).addEventListener('change', update);
+
+const change = setUpChangeLayer({
+  map,
+  mapElement,
+  controls: $('controls'),
+  getClient: () => client,
+  getType: () => state.type,
+  centre: () => lonLatOf(centre()),
+  maskFor,
+  viewBox,
+  showError,
+});
+
+setUpAreaDownload({
+  map,
+  button: $('draw'),
+  panel: $('downloads'),
+  summary: $('downloads-summary'),
+  list: $('downloads-list'),
+  getClient: () => client,
+  getFilters: baseFilters,
+  canDraw: () => state.type === 'Vert' && client !== null,
+  showError,
+});
+
+showType(state.type, initial.centre, initial.zoom);
+map.on('moveend', () => {
+  syncHash();
+  scheduleUpdate();
+});
+update();

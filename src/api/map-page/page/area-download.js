@@ -1,0 +1,121 @@
+/* global L */
+// An area drawn on the map -> coverage -> per-type downloads at native size. One coverage call per
+// area: its transaction token is kept by the client and every download of the area uses it, so
+// the whole area is one transaction (billing is per token, docs/api.md "The transaction token").
+import { aoiAround, MAX_RADIUS, planDownload } from './client/index.js';
+import { describeError } from './coverage-view.js';
+
+const TYPES = ['TrueOrtho', 'DetailDsm'];
+const FORMAT = 'tif';
+
+/**
+ * Wires the draw button: in draw mode a press-drag-release on the map draws a rectangle (the map
+ * does not pan meanwhile); the area's coverage then lists one download per survey and type.
+ */
+export function setUpAreaDownload({ map, button, panel, summary, list, getClient, getFilters, canDraw, showError }) {
+  let drawing = false;
+  let start = null;
+  let rectangle = null;
+
+  function setDrawing(on) {
+    drawing = on;
+    button.setAttribute('aria-pressed', String(on));
+    map.getContainer().classList.toggle('drawing', on);
+    if (on) map.dragging.disable();
+    else map.dragging.enable();
+  }
+
+  button.addEventListener('click', () => {
+    if (!canDraw()) {
+      showError('Areas are drawn on the Vert layer: switch to Vert first.');
+      return;
+    }
+    setDrawing(!drawing);
+  });
+
+  map.on('mousedown', (event) => {
+    if (!drawing) return;
+    start = event.latlng;
+    if (rectangle) rectangle.remove();
+    rectangle = L.rectangle(L.latLngBounds(start, start), { weight: 2, interactive: false }).addTo(map);
+  });
+  map.on('mousemove', (event) => {
+    if (drawing && start) rectangle.setBounds(L.latLngBounds(start, event.latlng));
+  });
+  map.on('mouseup', (event) => {
+    if (!drawing || !start) return;
+    const bounds = L.latLngBounds(start, event.latlng);
+    start = null;
+    setDrawing(false);
+    rectangle.setBounds(bounds);
+    listDownloads(bounds).catch((error) => showError(describeError(error)));
+  });
+
+  async function listDownloads(bounds) {
+    const bbox = { west: bounds.getWest(), south: bounds.getSouth(), east: bounds.getEast(), north: bounds.getNorth() };
+    list.replaceChildren();
+    if (panel.hidden) {
+      panel.hidden = false;
+      // The list takes its place below the map: Leaflet must learn the map's new height.
+      map.invalidateSize();
+    }
+    if (!(bbox.west < bbox.east && bbox.south < bbox.north)) {
+      summary.textContent = 'Drag a rectangle: press, move, release.';
+      return;
+    }
+    const aoi = aoiAround(bbox);
+    if (aoi.radius > MAX_RADIUS) {
+      summary.textContent = `The area is ${Math.round(2 * aoi.radius)} m across; draw one of at most ${2 * MAX_RADIUS} m.`;
+      return;
+    }
+    const client = getClient();
+    const { since, until } = getFilters();
+    const options = { aoi, resources: TYPES, filter: 'anyTypes', fields: ['id', 'captureDate', 'pixelSizes'] };
+    if (since) options.since = since;
+    if (until) options.until = until;
+    const surveys = [];
+    for await (const survey of client.surveys({ ...options, limit: 100 })) surveys.push(survey);
+    const plan = planDownload(surveys, TYPES, FORMAT, aoi);
+    summary.textContent =
+      `${surveys.length} survey(s) cover this ${Math.round(2 * aoi.radius)} m square; ` +
+      'every file below is one transaction together, billed once at the first download.';
+    for (const image of plan.images) list.append(downloadItem(client, aoi, image));
+  }
+
+  function downloadItem(client, aoi, image) {
+    const item = document.createElement('li');
+    const link = document.createElement('button');
+    link.type = 'button';
+    link.className = 'download';
+    link.dataset.type = image.type;
+    link.dataset.survey = image.surveyId;
+    link.textContent = `${image.fileName} (${image.size}x${image.size} px, ${image.gsd.toFixed(3)} m/px)`;
+    link.addEventListener('click', async () => {
+      link.disabled = true;
+      try {
+        const response = await client.imagery({ ...image, aoi });
+        save(await response.blob(), image.fileName);
+        link.dataset.done = 'true';
+      } catch (error) {
+        showError(describeError(error));
+      } finally {
+        link.disabled = false;
+      }
+    });
+    item.append(link);
+    return item;
+  }
+}
+
+/** Hands a fetched file to the browser's downloads. */
+function save(blob, fileName) {
+  const url = URL.createObjectURL(blob);
+  const anchor = document.createElement('a');
+  anchor.href = url;
+  anchor.download = fileName;
+  document.body.append(anchor);
+  anchor.click();
+  anchor.remove();
+  // The download has taken the blob by the next task; the URL only holds memory.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

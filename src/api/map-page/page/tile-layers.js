@@ -1,0 +1,52 @@
+/* global L */
+// Leaflet tile layers over @nadir/client's tile URLs: each layer's own grid (grids.js), scaled up
+// beyond its native zoom, and asking only for tiles the coverage mask says hold imagery.
+import { PANORAMA_WORLD, SQUASH, serverTile } from './grids.js';
+
+export const MAX_ZOOM = 22;
+const TILE = 256;
+// A tile the server answered with an error (the mask is coarse at footprint edges) shows nothing.
+const TRANSPARENT = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
+
+const NadirLayer = L.TileLayer.extend({
+  getTileUrl(coords) {
+    const { client, type, filters } = this.options;
+    const [x, y] = serverTile(type, coords.z, coords.x, coords.y);
+    return client.tileUrl({ type, tile: { z: coords.z, x, y }, format: 'img', ...filters });
+  },
+
+  // Leaflet's own check (the world's edge, `bounds`), then the coverage mask: a tile with no
+  // imagery under it is not asked for (it would be a 404 in the console).
+  _isValidTile(coords) {
+    if (!L.TileLayer.prototype._isValidTile.call(this, coords)) return false;
+    const [x, y] = serverTile(this.options.type, coords.z, coords.x, coords.y);
+    return this.options.mask.covers(coords.z, x, y);
+  },
+});
+
+/**
+ * A layer of one type and filter set. `nativeZoom` is the deepest zoom the surveys have for the
+ * type; Leaflet scales those tiles up to MAX_ZOOM instead of asking for deeper ones (404s).
+ */
+export function makeLayer({ client, type, filters, nativeZoom, mask, pane }) {
+  const panorama = type !== 'Vert';
+  return new NadirLayer('', {
+    client,
+    type,
+    filters,
+    mask,
+    pane,
+    tileSize: panorama ? L.point(TILE, TILE * SQUASH) : TILE,
+    maxZoom: MAX_ZOOM,
+    maxNativeZoom: Math.min(nativeZoom, MAX_ZOOM),
+    noWrap: true,
+    errorTileUrl: TRANSPARENT,
+    ...(panorama ? { bounds: PANORAMA_WORLD } : {}),
+  });
+}
+
+/** Asks for the tiles that became valid since the mask learned more, keeping those shown. */
+export function refreshLayer(layer) {
+  // GridLayer#_update is what Leaflet runs after a move: it adds the missing valid tiles only.
+  if (layer._map) layer._update();
+}

@@ -1,0 +1,273 @@
+/**
+ * The map page as an imagery viewer in Chromium (issue 20), against a real `nadir serve` with a
+ * database of its own (the usage it records is counted here) and no demo key: an area drawn on
+ * the map downloads per-type files at native size through the token flow (one coverage call, one
+ * token, one transaction; GDAL opens what the browser saved); over-zoom; the hash keeping layer
+ * and dates; the swipe between two dates; refusals said in a message.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import type { Page } from 'playwright-core';
+import { type DemoServer, startDemoServer } from '../client/demo-server.js';
+import { type DemoTown, demoTown } from '../support/demo-town.js';
+import {
+  DEMO_VIEW,
+  hashFor,
+  type MapBrowser,
+  openMapBrowser,
+  skipBrowser,
+  type TileResponse,
+  type View,
+} from './map-browser.js';
+
+const run = promisify(execFile);
+
+interface GdalInfo {
+  driverShortName: string;
+  size: [number, number];
+  coordinateSystem: { wkt: string };
+  bands: { type: string; noDataValue?: number }[];
+}
+
+describe('map page as an imagery viewer over a nadir serve of its own', {
+  skip: skipBrowser,
+  timeout: 300_000,
+}, () => {
+  let town: DemoTown;
+  let demo: DemoServer;
+  let account: { name: string; apiKey: string };
+  let chrome: MapBrowser;
+  let page: Page;
+  let tiles: TileResponse[];
+  let problems: string[];
+  const requests: URL[] = [];
+  const until = (expression: string, timeout?: number) => chrome.until(expression, timeout);
+  const tilesLoaded = (type: string) => chrome.tilesLoaded(type);
+  /** The town's surveys, oldest first. */
+  const byDate = () => [...town.surveys].sort((a, b) => a.captureDate.localeCompare(b.captureDate));
+
+  before(async () => {
+    town = await demoTown();
+    demo = await startDemoServer();
+    account = await demo.account('map-viewer');
+    chrome = await openMapBrowser(account.apiKey);
+    ({ page, tiles, problems } = chrome);
+    page.on('request', (r) => requests.push(new URL(r.url())));
+  });
+  after(async () => {
+    await chrome?.close();
+    await demo?.close();
+  });
+
+  async function mapWidth(): Promise<number> {
+    const box = await page.locator('#map').boundingBox();
+    assert.ok(box);
+    return Math.round(box.width);
+  }
+
+  test('draw -> coverage -> TrueOrtho and DetailDsm GeoTIFFs that GDAL opens, billed once', async () => {
+    await page.goto(`${demo.url}/#19/29.946000/-85.418000/Vert`);
+    // No demo key on this server: the page asks for one instead of showing a blank map.
+    await until("/Enter an API key/.test(document.getElementById('message').textContent)");
+    await page.fill('#apikey', account.apiKey);
+    await page.press('#apikey', 'Enter');
+    await tilesLoaded('Vert');
+
+    await page.click('#draw');
+    const box = await page.locator('#map').boundingBox();
+    assert.ok(box);
+    const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+    const before = requests.length;
+    await page.mouse.move(cx - 60, cy - 40);
+    await page.mouse.down();
+    await page.mouse.move(cx + 60, cy + 40, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForSelector('#downloads-list button.download', { timeout: 60_000 });
+
+    // One coverage call for the area, for both types; every survey there has both.
+    // The area's coverage: the one for raster types (the view's own, for dates, asks for Vert).
+    const areaCoverage = () =>
+      requests
+        .slice(before)
+        .filter(
+          (url) => url.pathname === '/staticmap/v2/coverage.json' && url.searchParams.get('resources') !== 'Vert',
+        );
+    const coverage = areaCoverage();
+    assert.equal(coverage.length, 1);
+    assert.equal(coverage[0]!.searchParams.get('resources'), 'TrueOrtho,DetailDsm');
+    const radius = Number(coverage[0]!.searchParams.get('radius'));
+    assert.ok(radius > 10 && radius < 30, `radius ${radius}`);
+    const buttons = page.locator('#downloads-list button.download');
+    assert.equal(await buttons.count(), town.surveys.length * 2);
+
+    const newest = [...town.surveys].sort((a, b) => b.captureDate.localeCompare(a.captureDate))[0]!;
+    const saved: Record<string, GdalInfo> = {};
+    for (const type of ['TrueOrtho', 'DetailDsm']) {
+      const button = page.locator(`#downloads-list button[data-type="${type}"][data-survey="${newest.id}"]`);
+      const label = (await button.textContent()) ?? '';
+      const [, size] = /\((\d+)x\1 px/.exec(label) ?? [];
+      const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), button.click()]);
+      assert.equal(download.suggestedFilename(), `${newest.captureDate}_${newest.id}_${type}.tif`);
+      const path = join(demo.scratch, download.suggestedFilename());
+      await download.saveAs(path);
+      const { stdout } = await run('gdalinfo', ['-json', path]);
+      const info = JSON.parse(stdout) as GdalInfo;
+      assert.equal(info.driverShortName, 'GTiff');
+      // Native size: 2 x radius / the type's GSD, as the list said.
+      assert.deepEqual(info.size, [Number(size), Number(size)], type);
+      assert.match(info.coordinateSystem.wkt, /Pseudo-Mercator|3857/);
+      saved[type] = info;
+    }
+    assert.equal(saved.DetailDsm!.bands[0]!.type, 'Float32');
+    assert.ok(saved.TrueOrtho!.bands.length >= 3);
+    // DetailDsm's GSD is twice TrueOrtho's in the demo town: half the pixels per side.
+    assert.ok(Math.abs(saved.TrueOrtho!.size[0] - 2 * saved.DetailDsm!.size[0]) <= 1);
+
+    // Both files on the coverage call's token, no other coverage call: one transaction.
+    const imagery = requests.slice(before).filter((url) => url.pathname.startsWith('/staticmap/v2/surveys/'));
+    assert.equal(imagery.length, 2);
+    assert.equal(new Set(imagery.map((url) => url.searchParams.get('transactionToken'))).size, 1);
+    assert.equal(areaCoverage().length, 1);
+    assert.equal(await demo.transactions(account.name), 1);
+    assert.deepEqual(problems, []);
+  });
+
+  test("over-zoom: past each layer's native zoom its deepest tiles are scaled up, not left blank", async () => {
+    const from = tiles.length;
+    const mark = problems.length;
+    await chrome.open(demo.url, hashFor('Vert', { ...DEMO_VIEW, zoom: 22 }));
+    await tilesLoaded('Vert');
+    const vert = tiles.slice(from).filter((t) => t.type === 'Vert');
+    assert.ok(vert.length > 0);
+    // The demo's Vert goes to z20 (coverage's maxZoom), its panoramas to z19.
+    for (const t of vert) assert.deepEqual([t.z, t.status], [20, 200]);
+    const shown = await chrome.shownTiles();
+    assert.ok(shown.length > 0 && shown.every(([, w, h]) => w === 1024 && h === 1024), JSON.stringify(shown));
+    const east = tiles.length;
+    await page.selectOption('#layer', 'East');
+    await tilesLoaded('East');
+    const panorama = tiles.slice(east).filter((t) => t.type === 'East');
+    assert.ok(panorama.length > 0);
+    for (const t of panorama) assert.deepEqual([t.z, t.status], [19, 200]);
+    const shownEast = (await chrome.shownTiles()).filter(([src]) => src.includes('/East/'));
+    assert.ok(
+      shownEast.every(([, w, h]) => w === 2048 && h === 1536),
+      JSON.stringify(shownEast),
+    );
+    assert.deepEqual(problems.slice(mark), []);
+  });
+
+  test('the hash keeps the view, the layer and the date, and a reload restores them', async () => {
+    const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
+    const [, middle, newest] = byDate();
+    const from = tiles.length;
+    await chrome.open(demo.url, `${hashFor('North', view)}/${middle!.captureDate}`);
+    await tilesLoaded('North');
+    assert.equal(await page.inputValue('#layer'), 'North');
+    assert.equal(await page.inputValue('#date'), middle!.captureDate);
+    const north = tiles.slice(from).filter((t) => t.type === 'North');
+    assert.ok(north.length > 0);
+    for (const t of north) {
+      assert.equal(t.query.get('since'), middle!.captureDate);
+      assert.equal(t.query.get('until'), middle!.captureDate);
+    }
+    await until(`document.getElementById('on-screen').dataset.surveys === '${middle!.id}'`);
+    await page.selectOption('#date', newest!.captureDate);
+    await tilesLoaded('North');
+    assert.equal(await page.evaluate('location.hash'), `${hashFor('North', view)}/${newest!.captureDate}`);
+    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
+    await page.selectOption('#date', '');
+    assert.equal(await page.evaluate('location.hash'), hashFor('North', view));
+  });
+
+  test('the disaster switch takes the hurricane survey off the map: the one before shows', async () => {
+    const [, middle, newest] = byDate();
+    await chrome.open(demo.url, hashFor('Vert'));
+    await tilesLoaded('Vert');
+    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
+    const from = tiles.length;
+    await page.check('#hide-disasters');
+    await until(`document.getElementById('on-screen').dataset.surveys === '${middle!.id}'`);
+    await tilesLoaded('Vert');
+    const hidden = tiles.slice(from).filter((t) => t.type === 'Vert');
+    assert.ok(hidden.length > 0);
+    for (const t of hidden) assert.equal(t.query.get('exclude'), 'disaster');
+    const dates = (await page.evaluate(
+      "[...document.querySelectorAll('#date option')].map((o) => o.value)",
+    )) as string[];
+    assert.ok(!dates.includes(newest!.captureDate), `the hidden survey's date is not offered: ${dates}`);
+    await page.uncheck('#hide-disasters');
+    await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
+  });
+
+  test('the swipe shows one date left of the slider and another right of it', async () => {
+    const view: View = { zoom: 18, lat: 29.9468, lon: -85.4172 };
+    const [, middle, newest] = byDate();
+    await chrome.open(demo.url, `${hashFor('Vert', view)}/${middle!.captureDate}/${newest!.captureDate}`);
+    await tilesLoaded('Vert');
+    assert.equal(await page.isVisible('#swipe'), true);
+    assert.equal(await page.inputValue('#compare'), newest!.captureDate);
+    const left = await chrome.shownTiles('.leaflet-tile-pane');
+    const right = await chrome.shownTiles('.leaflet-compare-pane');
+    assert.ok(left.length > 0 && right.length > 0);
+    // Each side's tiles are drawn from its own date's survey (X-Survey-Ids).
+    for (const [side, shown, survey] of [
+      ['left', left, middle!],
+      ['right', right, newest!],
+    ] as const) {
+      const response = await fetch(shown[0]![0]);
+      await response.arrayBuffer();
+      assert.equal(response.headers.get('x-survey-ids'), survey.id, side);
+      for (const [src] of shown) assert.equal(new URL(src).searchParams.get('since'), survey.captureDate, side);
+    }
+    // The compare pane is clipped at the slider: half the map, then a quarter.
+    const clipLeft = async () =>
+      Number(
+        /rect\([^,]+, [^,]+, [^,]+, (-?[\d.]+)px\)/.exec(
+          String(await page.evaluate("document.querySelector('.leaflet-compare-pane').style.clip")),
+        )?.[1],
+      );
+    const width = await mapWidth();
+    const half = await clipLeft();
+    await page.evaluate(
+      "(() => { const s = document.getElementById('swipe'); s.value = '25'; s.dispatchEvent(new Event('input')); })()",
+    );
+    assert.equal(Math.round(half - (await clipLeft())), width / 4);
+    assert.equal(await page.evaluate("document.getElementById('swipe-divider').style.left"), `${width / 4}px`);
+  });
+
+  test('a refused key and an invalid filter are said in a message, not shown as a blank map', async () => {
+    await chrome.open(demo.url, hashFor('Vert'));
+    await tilesLoaded('Vert');
+    const badKey = `nadir_0123456789ab_${'x'.repeat(43)}`;
+    const from = tiles.length;
+    await page.fill('#apikey', badKey);
+    await page.press('#apikey', 'Enter');
+    await until("!document.getElementById('message').hidden");
+    assert.match((await page.textContent('#message')) ?? '', /API key was refused \(UNAUTHORIZED|API key was refused/);
+    assert.equal(tiles.slice(from).length, 0, 'no tile asked for with a refused key');
+    assert.equal(await page.locator('img.leaflet-tile').count(), 0);
+
+    await page.fill('#apikey', account.apiKey);
+    await page.press('#apikey', 'Enter');
+    await until("document.getElementById('message').hidden");
+    await tilesLoaded('Vert');
+
+    // Refused by the client before anything is sent...
+    await page.fill('#since', 'yesterday');
+    await page.press('#since', 'Enter');
+    await until("/Invalid filter: since must be/.test(document.getElementById('message').textContent)");
+    // ... and by the server (a month 13 has the right shape).
+    await page.fill('#since', '2024-13-45');
+    await page.press('#since', 'Enter');
+    await until("/Invalid filter since \\(INVALID_PARAMETER\\)/.test(document.getElementById('message').textContent)");
+    assert.equal(await page.locator('img.leaflet-tile').count(), 0);
+    await page.fill('#since', '');
+    await page.press('#since', 'Enter');
+    await until("document.getElementById('message').hidden");
+    await tilesLoaded('Vert');
+  });
+});
