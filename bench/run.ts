@@ -150,8 +150,11 @@ async function render(file: string): Promise<number> {
   for (const entry of results.sections) {
     const part = PARTS.find((p) => p.id === entry.section.id);
     if (part) entry.section = part.report(entry.section.raw);
-    // The tile page and the results file carry the same words as the report.
-    if (entry.section.id === 'tiles') await writeTilesPage(entry.section, results.command, results.quick);
+    // The tile page and the results file carry the same words as the report; a tiles section
+    // carried over from an earlier day keeps the page that names the command that measured it.
+    if (entry.section.id === 'tiles' && entry.date === results.date) {
+      await writeTilesPage(entry.section, results.command, results.quick);
+    }
   }
   await writeFile(file, `${JSON.stringify(results, null, 1)}\n`);
   await writeReport(results, file.replace(`${ROOT}/`, ''));

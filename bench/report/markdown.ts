@@ -84,7 +84,7 @@ export function renderReport(sections: { date: string; section: Section }[], met
   return `# Benchmarks
 
 Written by \`${meta.command}\` on ${meta.date} (${(meta.seconds / 60).toFixed(0)} min); every figure in it, and more, is in
-[${meta.resultsFile}](../${meta.resultsFile}). They describe one machine and one run: re-run the command to refresh.
+[${meta.resultsFile}](../${meta.resultsFile}). Sections this command did not measure are carried over from the newest earlier results (those of an earlier day say so under their title; today's other runs are named in bench/results' commit history): re-run a part to refresh it.
 ${quick}
 ## Goals
 
