@@ -10,6 +10,7 @@
  * the tests are an independent reading of the documentation.
  */
 import fc from 'fast-check';
+import { browserClientFiles } from '../../src/api/map-page/map-page-route.js';
 import { EDGE_DATES, hostileText, NOT_DATES, numberText, realDate } from '../support/hostile-input.js';
 
 export type Verdict = 'valid' | 'invalid' | 'unknown';
@@ -1265,21 +1266,8 @@ export const FIXED_ROUTES: ReadonlyArray<[string, string]> = [
   ['/map/tile-layers.js', 'text/javascript'],
   ['/map/swipe.js', 'text/javascript'],
   ['/map/area-download.js', 'text/javascript'],
-  // @nadir/client's browser entry as the page imports it (the files dist/index.js reaches).
-  ...[
-    'index',
-    'area',
-    'client',
-    'errors',
-    'panorama',
-    'plan',
-    'query',
-    'retry',
-    'tile-grid',
-    'token-store',
-    'types',
-    'waiting',
-  ].map((name): [string, string] => [`/map/client/${name}.js`, 'text/javascript']),
+  // @nadir/client's browser entry as the page serves it (the files its dist/index.js reaches).
+  ...(await browserClientFiles()).map((name): [string, string] => [`/map/client/${name}`, 'text/javascript']),
   ['/map/leaflet/leaflet.js', 'text/javascript'],
   ['/map/leaflet/leaflet.css', 'text/css'],
   ['/map/leaflet/images/layers.png', 'image/png'],

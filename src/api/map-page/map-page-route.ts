@@ -59,7 +59,7 @@ const RELATIVE_IMPORT = /^\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.\/[\w./-]+\.j
  * (type-only imports are gone from the compiled code), so only what the browser needs is served
  * and never the Node half (dist/node/).
  */
-async function browserClientFiles(): Promise<string[]> {
+export async function browserClientFiles(): Promise<string[]> {
   const found = new Set<string>();
   const queue = ['index.js'];
   while (queue.length > 0) {
