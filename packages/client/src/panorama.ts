@@ -74,21 +74,18 @@ export function serverTileFor(type: TileType, tile: TileXYZ): TileXYZ {
   }
 }
 
+/** Each layer's inverse turn: a quarter turn one way is undone by the quarter turn the other way. */
+const INVERSE: Readonly<Record<TileType, TileType>> = {
+  Vert: 'Vert',
+  North: 'North',
+  East: 'West',
+  West: 'East',
+  South: 'South',
+};
+
 /** Where server tile (x, y) sits in the map's rotated grid (the inverse of serverTileFor). */
 export function rotatedGridTileFor(type: TileType, tile: TileXYZ): TileXYZ {
-  const { z, x, y } = checkTile(tile);
-  const last = 2 ** z - 1;
-  switch (type) {
-    case 'Vert':
-    case 'North':
-      return { z, x, y };
-    case 'East':
-      return { z, x: y, y: last - x };
-    case 'West':
-      return { z, x: last - y, y: x };
-    case 'South':
-      return { z, x: last - x, y: last - y };
-  }
+  return serverTileFor(INVERSE[type], tile);
 }
 
 /**
