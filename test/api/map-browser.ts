@@ -130,8 +130,18 @@ export async function openMapBrowser(apiKey: string): Promise<MapBrowser> {
   const tiles: TileResponse[] = [];
   const keyedRequests: string[] = [];
   const problems: string[] = [];
+  /** Requests sent and not yet answered or failed: what a page waiting for its tiles waits on. */
+  const unanswered = new Set<string>();
+  /** Requests that failed (cancelled tiles among them: not a problem in itself), for diagnostics. */
+  const failed: string[] = [];
   page.on('request', (r) => {
     if (r.url().includes(apiKey)) keyedRequests.push(r.url());
+    if (!r.url().startsWith('data:')) unanswered.add(r.url());
+  });
+  page.on('requestfinished', (r) => unanswered.delete(r.url()));
+  page.on('requestfailed', (r) => {
+    unanswered.delete(r.url());
+    failed.push(`${r.failure()?.errorText} ${r.url().replace(apiKey, 'KEY')}`);
   });
   page.on('console', (m) => {
     if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`);
@@ -169,7 +179,22 @@ export async function openMapBrowser(apiKey: string): Promise<MapBrowser> {
     problems,
     until,
     async tilesLoaded(type) {
-      await page.waitForSelector(`#map[data-layer="${type}"][data-tiles="loaded"]`, { timeout: 120_000 });
+      try {
+        await page.waitForSelector(`#map[data-layer="${type}"][data-tiles="loaded"]`, { timeout: 60_000 });
+      } catch (error) {
+        // Say what the page was waiting on, so a failure on a CI machine can be read from its log.
+        const state = await page
+          .evaluate(
+            `JSON.stringify({ map: { ...document.getElementById('map').dataset },
+              message: document.getElementById('message').textContent,
+              tiles: [...document.querySelectorAll('img.leaflet-tile')].map((i) => [i.src.slice(-90), i.complete, i.className.includes('loaded')]) })`,
+          )
+          .catch((reason: unknown) => `(page unreadable: ${reason})`);
+        const pending = [...unanswered].map((url) => url.replace(apiKey, 'KEY'));
+        throw new Error(
+          `${error}\npage: ${state}\nrequests open: ${JSON.stringify(pending)}\nfailed: ${failed.slice(-20).join(' | ')}\nproblems: ${problems.join(' | ')}`,
+        );
+      }
     },
     async open(base, hash) {
       await page.goto(`${base}/${hash}`);

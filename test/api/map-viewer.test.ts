@@ -21,6 +21,7 @@ import {
   skipBrowser,
   type TileResponse,
   type View,
+  worldPixel,
 } from './map-browser.js';
 
 const run = promisify(execFile);
@@ -181,6 +182,48 @@ describe('map page as an imagery viewer over a nadir serve of its own', {
     await until(`document.getElementById('on-screen').dataset.surveys === '${newest!.id}'`);
     await page.selectOption('#date', '');
     assert.equal(await page.evaluate('location.hash'), hashFor('North', view));
+  });
+
+  test('a tile that never arrives and is panned out of view does not keep the map loading', async () => {
+    // Leaflet's own isLoading() stays true when a tile is removed before it arrived (no 'load'
+    // follows): the page counts its tiles itself, so it says loaded once the tiles in view are.
+    const view: View = { zoom: 19, lat: 29.946, lon: -85.418 };
+    const centre = worldPixel(view.lat, view.lon, view.zoom);
+    const held = `/tiles/v3/Vert/19/${Math.floor(centre.x / 256)}/${Math.floor(centre.y / 256)}.img`;
+    let asked = 0;
+    const hold = (url: URL) => url.pathname === held;
+    await page.route(hold, () => {
+      asked++; // never answered
+    });
+    try {
+      await chrome.open(demo.url, hashFor('Vert', view));
+      await until(
+        `[...document.querySelectorAll('img.leaflet-tile')].some((i) => i.src.includes(${JSON.stringify(held)}))`,
+      );
+      await until(
+        `[...document.querySelectorAll('img.leaflet-tile')].every((i) => i.src.includes(${JSON.stringify(held)}) || i.complete)`,
+      );
+      assert.equal(await page.getAttribute('#map', 'data-tiles'), 'loading', 'the held tile is awaited');
+      assert.ok(asked >= 1); // once more if the page loaded before open's reload
+      // Three drags of 700 px west: the held tile falls outside Leaflet's keep-buffer and is pruned.
+      const box = await page.locator('#map').boundingBox();
+      assert.ok(box);
+      for (let drag = 0; drag < 3; drag++) {
+        const y = box.y + box.height / 2;
+        await page.mouse.move(box.x + box.width - 100, y);
+        await page.mouse.down();
+        await page.mouse.move(box.x + box.width - 800, y, { steps: 10 });
+        await page.mouse.up();
+      }
+      await until(
+        `![...document.querySelectorAll('img.leaflet-tile')].some((i) => i.src.includes(${JSON.stringify(held)}))`,
+      );
+      await tilesLoaded('Vert');
+      const shown = await chrome.shownTiles();
+      assert.ok(shown.length > 0, 'tiles of the new view are shown');
+    } finally {
+      await page.unroute(hold);
+    }
   });
 
   test('the disaster switch takes the hurricane survey off the map: the one before shows', async () => {

@@ -3,6 +3,7 @@
 // newest survey) against the survey before it, drawn over the Vert layer, with the ramp's legend.
 // Its coverage call and tile URLs are @nadir/client's, like the rest of the page.
 import { describeError } from './coverage-view.js';
+import { trackTiles } from './tile-layers.js';
 
 // The ramp's stops, written in by the server from src/raster/change-ramp.ts (one source).
 const RAMP = /*nadir-change-ramp*/ [];
@@ -90,10 +91,13 @@ export function setUpChangeLayer({
   controls.append(toggleLabel);
 
   let overlay = null;
+  let overlayTiles = null;
   let legend = null;
   let mask = null;
 
   function clear() {
+    overlayTiles?.stop();
+    overlayTiles = null;
     if (overlay) map.removeLayer(overlay);
     if (legend) legend.remove();
     overlay = null;
@@ -131,13 +135,12 @@ export function setUpChangeLayer({
       errorTileUrl: TRANSPARENT,
       opacity: 0.85,
     });
-    overlay.on('loading', () => {
-      mapElement.dataset.change = 'loading';
-    });
-    overlay.on('load', () => {
-      mapElement.dataset.change = 'loaded';
+    overlayTiles = trackTiles(overlay, (waiting) => {
+      mapElement.dataset.change = waiting > 0 ? 'loading' : 'loaded';
     });
     overlay.addTo(map);
+    // A view where the mask leaves no tile to ask for starts no load: nothing to wait for.
+    if (overlayTiles.waiting === 0) mapElement.dataset.change = 'loaded';
     legend = makeLegend(pair.after, pair.baseline).addTo(map);
     mapElement.dataset.changePair = `${pair.after.id},${pair.baseline.id}`;
   }

@@ -8,7 +8,7 @@ import { NadirClient } from './client/index.js';
 import { CoverageMask, describeError, filterKey, nativeZooms, surveysAt } from './coverage-view.js';
 import { crsOf, fromServerWorld, LABELS, lonLatOf, readHash, toServerWorld, writeHash } from './grids.js';
 import { COMPARE_PANE, setUpSwipe } from './swipe.js';
-import { MAX_ZOOM, makeLayer, refreshLayer } from './tile-layers.js';
+import { MAX_ZOOM, makeLayer, refreshLayer, trackTiles } from './tile-layers.js';
 
 const DEMO_VIEW = { zoom: 17, lat: 29.946, lon: -85.418 };
 const STORED_KEY = 'nadir.apikey';
@@ -112,9 +112,16 @@ function showType(type, point, zoom) {
 
 function removeLayers() {
   for (const which of ['main', 'compare']) {
-    if (shown[which]) shown[which].layer.remove();
-    shown[which] = null;
+    dropLayer(which);
   }
+}
+
+/** Takes the main or compare layer off the map (its tiles' unloads no longer count). */
+function dropLayer(which) {
+  if (!shown[which]) return;
+  shown[which].tiles.stop();
+  shown[which].layer.remove();
+  shown[which] = null;
 }
 
 function maskFor(filters) {
@@ -150,14 +157,10 @@ async function place(which, date, mask) {
     refreshLayer(shown[which].layer);
     return;
   }
-  shown[which]?.layer.remove();
+  dropLayer(which);
   const pane = which === 'compare' ? COMPARE_PANE : 'tilePane';
   const layer = makeLayer({ client, type: state.type, filters, nativeZoom, mask, pane });
-  layer.on('loading', () => {
-    mapElement.dataset.tiles = 'loading';
-  });
-  layer.on('load', noteLoaded);
-  shown[which] = { id, layer };
+  shown[which] = { id, layer, tiles: trackTiles(layer, noteLoaded) };
   layer.addTo(map);
 }
 
@@ -196,7 +199,8 @@ async function describeCentre(surveys, mask, filters) {
 
 /** `data-tiles` says when every shown layer has its tiles (tests and scripts wait for it). */
 function noteLoaded() {
-  if (!shown.main?.layer.isLoading() && !shown.compare?.layer.isLoading()) mapElement.dataset.tiles = 'loaded';
+  const waiting = (shown.main?.tiles.waiting ?? 0) + (shown.compare?.tiles.waiting ?? 0);
+  mapElement.dataset.tiles = waiting > 0 ? 'loading' : 'loaded';
 }
 
 let generation = 0;
@@ -232,10 +236,7 @@ async function update() {
     const mask = maskFor(filters);
     await place('main', state.date, mask);
     if (state.compare) await place('compare', state.compare, maskFor(filtersFor(state.compare)));
-    else if (shown.compare) {
-      shown.compare.layer.remove();
-      shown.compare = null;
-    }
+    else dropLayer('compare');
     swipe.setActive(Boolean(state.compare));
     if (mine !== generation) return;
     noteLoaded();

@@ -50,3 +50,36 @@ export function refreshLayer(layer) {
   // GridLayer#_update is what Leaflet runs after a move: it adds the missing valid tiles only.
   if (layer._map) layer._update();
 }
+
+/**
+ * Follows which of a layer's tiles are still on their way, from its tile events, and calls
+ * `onChange(waiting)` after each. Leaflet's own `isLoading()` and 'load' miss a tile removed
+ * before it arrived (pruned after a move, aborted by a zoom): the layer then says "loading" until
+ * some later tile loads, which in a still view is never. Call `stop()` before removing the layer,
+ * so its last unloads do not count as the map having loaded.
+ */
+export function trackTiles(layer, onChange) {
+  const waiting = new Set();
+  const keyOf = ({ coords }) => `${coords.z}/${coords.x}/${coords.y}`;
+  const handlers = {
+    tileloadstart(event) {
+      waiting.add(keyOf(event));
+      onChange(waiting.size);
+    },
+  };
+  for (const name of ['tileload', 'tileerror', 'tileabort', 'tileunload']) {
+    handlers[name] = (event) => {
+      waiting.delete(keyOf(event));
+      onChange(waiting.size);
+    };
+  }
+  layer.on(handlers);
+  return {
+    get waiting() {
+      return waiting.size;
+    },
+    stop() {
+      layer.off(handlers);
+    },
+  };
+}
