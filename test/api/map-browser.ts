@@ -98,6 +98,8 @@ export interface MapBrowser {
   until(expression: string, timeout?: number): Promise<void>;
   /** Waits until the layer's tiles are all in. */
   tilesLoaded(type: string): Promise<void>;
+  /** What the page shows and waits on (view, tiles, message, open requests), for failure messages. */
+  describe(): Promise<string>;
   /** Opens the page at a hash as a fresh load (a new hash alone is a same-document navigation). */
   open(base: string, hash: string): Promise<void>;
   /** The page's tile images as [src, width, height] on screen, under a selector or all. */
@@ -171,6 +173,19 @@ export async function openMapBrowser(apiKey: string): Promise<MapBrowser> {
     }
   }
 
+  /** What the page shows and waits on, for the message of a failed wait (a CI log is all there is). */
+  async function describe(): Promise<string> {
+    const state = await page
+      .evaluate(
+        `JSON.stringify({ hash: location.hash, map: { ...document.getElementById('map').dataset },
+          message: document.getElementById('message').textContent,
+          tiles: [...document.querySelectorAll('img.leaflet-tile')].map((i) => [i.src.replace(/^.*\\/tiles\\/v3\\//, '').replace(/\\?.*/, ''), i.complete]) })`,
+      )
+      .catch((reason: unknown) => `(page unreadable: ${reason})`);
+    const pending = [...unanswered].map((url) => url.replace(apiKey, 'KEY'));
+    return `page: ${state}\nrequests open: ${JSON.stringify(pending)}\nfailed: ${failed.slice(-20).join(' | ')}\nproblems: ${problems.join(' | ')}`;
+  }
+
   return {
     browser,
     page,
@@ -182,20 +197,10 @@ export async function openMapBrowser(apiKey: string): Promise<MapBrowser> {
       try {
         await page.waitForSelector(`#map[data-layer="${type}"][data-tiles="loaded"]`, { timeout: 60_000 });
       } catch (error) {
-        // Say what the page was waiting on, so a failure on a CI machine can be read from its log.
-        const state = await page
-          .evaluate(
-            `JSON.stringify({ map: { ...document.getElementById('map').dataset },
-              message: document.getElementById('message').textContent,
-              tiles: [...document.querySelectorAll('img.leaflet-tile')].map((i) => [i.src.slice(-90), i.complete, i.className.includes('loaded')]) })`,
-          )
-          .catch((reason: unknown) => `(page unreadable: ${reason})`);
-        const pending = [...unanswered].map((url) => url.replace(apiKey, 'KEY'));
-        throw new Error(
-          `${error}\npage: ${state}\nrequests open: ${JSON.stringify(pending)}\nfailed: ${failed.slice(-20).join(' | ')}\nproblems: ${problems.join(' | ')}`,
-        );
+        throw new Error(`${error}\n${await describe()}`);
       }
     },
+    describe,
     async open(base, hash) {
       await page.goto(`${base}/${hash}`);
       await page.reload();

@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import type { Page } from 'playwright-core';
+import type { Page, Route } from 'playwright-core';
 import { type DemoServer, startDemoServer } from '../client/demo-server.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import {
@@ -184,45 +185,111 @@ describe('map page as an imagery viewer over a nadir serve of its own', {
     assert.equal(await page.evaluate('location.hash'), hashFor('North', view));
   });
 
+  test("trackTiles: a tile pruned before it arrived is no longer waited for; Leaflet's isLoading() still says loading", async () => {
+    // Leaflet in the page, a grid layer whose tiles arrive when told; all but one arrive, then that
+    // one is pruned the way a pan prunes it (no longer current). No 'load' event follows in Leaflet.
+    await page.goto(`${demo.url}/map/leaflet/leaflet.css`);
+    const seen = (await page.evaluate(`(async () => {
+      await new Promise((resolve) => {
+        const script = Object.assign(document.createElement('script'), { src: '/map/leaflet/leaflet.js', onload: resolve });
+        document.head.append(script);
+      });
+      const { trackTiles } = await import('/map/tile-layers.js');
+      const element = Object.assign(document.createElement('div'), { style: 'width: 512px; height: 512px' });
+      document.body.append(element);
+      const map = L.map(element, { fadeAnimation: false, zoomAnimation: false }).setView([0, 0], 3);
+      const arrive = new Map();
+      const Layer = L.GridLayer.extend({
+        createTile(coords, done) {
+          arrive.set(this._tileCoordsToKey(coords), () => done(null, this._tiles[this._tileCoordsToKey(coords)]?.el));
+          return document.createElement('div');
+        },
+      });
+      const layer = new Layer();
+      const counts = [];
+      let loads = 0;
+      layer.on('load', () => loads++);
+      const tracked = trackTiles(layer, (waiting) => counts.push(waiting));
+      layer.addTo(map);
+      const [late, ...rest] = [...arrive.keys()];
+      for (const key of rest) arrive.get(key)();
+      const before = tracked.waiting;
+      layer._tiles[late].current = false;
+      layer._pruneTiles();
+      return { tiles: arrive.size, before, after: tracked.waiting, last: counts.at(-1), leafletLoading: layer.isLoading(), loads };
+    })()`)) as { tiles: number; before: number; after: number; last: number; leafletLoading: boolean; loads: number };
+    assert.ok(seen.tiles >= 4, JSON.stringify(seen));
+    assert.equal(seen.before, 1);
+    assert.equal(seen.after, 0);
+    assert.equal(seen.last, 0, 'the page is told when nothing is waited for any more');
+    assert.deepEqual([seen.leafletLoading, seen.loads], [true, 0], "Leaflet's own signal, which the page cannot use");
+  });
+
   test('a tile that never arrives and is panned out of view does not keep the map loading', async () => {
-    // Leaflet's own isLoading() stays true when a tile is removed before it arrived (no 'load'
-    // follows): the page counts its tiles itself, so it says loaded once the tiles in view are.
-    const view: View = { zoom: 19, lat: 29.946, lon: -85.418 };
-    const centre = worldPixel(view.lat, view.lon, view.zoom);
-    const held = `/tiles/v3/Vert/19/${Math.floor(centre.x / 256)}/${Math.floor(centre.y / 256)}.img`;
+    // Leaflet's isLoading() stays true when a tile is pruned before it arrived and no tile arrives
+    // after: the page counts its tiles itself, so it says loaded once the tiles in view are. At z20
+    // the town's imagery is 12 tiles wide from column 275488; the view starts centred on column
+    // 275490, whose tile (asked for first) is never answered, and is dragged east over imagery in
+    // steps until that tile is past Leaflet's keep-buffer (2 tiles beyond those in view). The tiles
+    // each drag brings are answered together, so the held one is pruned only after the last of
+    // them arrived: the order in which Leaflet's 'load' never comes.
+    const z = 20;
+    const column = 275490;
+    const row = Math.floor(worldPixel(29.946, -85.418, z).y / 256);
+    const view: View = { zoom: z, lat: 29.946, lon: ((column + 0.5) / 2 ** z) * 360 - 180 };
+    const held = `/tiles/v3/Vert/${z}/${column}/${row}.img`;
     let asked = 0;
-    const hold = (url: URL) => url.pathname === held;
-    await page.route(hold, () => {
-      asked++; // never answered
+    let gathering = false;
+    const gathered: Route[] = [];
+    const vertTiles = (url: URL) => url.pathname.startsWith(`/tiles/v3/Vert/${z}/`);
+    await page.route(vertTiles, (route) => {
+      if (new URL(route.request().url()).pathname === held)
+        asked++; // never answered
+      else if (gathering) gathered.push(route);
+      else void route.continue();
     });
+    const showsHeld = `[...document.querySelectorAll('img.leaflet-tile')].some((i) => i.src.includes(${JSON.stringify(held)}))`;
+    const othersArrived = `[...document.querySelectorAll('img.leaflet-tile')].every((i) => i.src.includes(${JSON.stringify(held)}) || i.complete)`;
+    const centreColumns = async () => {
+      const lon = Number(String(await page.evaluate('location.hash')).split('/')[2]);
+      return worldPixel(view.lat, lon, z).x / 256;
+    };
     try {
       await chrome.open(demo.url, hashFor('Vert', view));
-      await until(
-        `[...document.querySelectorAll('img.leaflet-tile')].some((i) => i.src.includes(${JSON.stringify(held)}))`,
-      );
-      await until(
-        `[...document.querySelectorAll('img.leaflet-tile')].every((i) => i.src.includes(${JSON.stringify(held)}) || i.complete)`,
-      );
-      assert.equal(await page.getAttribute('#map', 'data-tiles'), 'loading', 'the held tile is awaited');
+      await until(showsHeld);
       assert.ok(asked >= 1); // once more if the page loaded before open's reload
-      // Three drags of 700 px west: the held tile falls outside Leaflet's keep-buffer and is pruned.
       const box = await page.locator('#map').boundingBox();
       assert.ok(box);
-      for (let drag = 0; drag < 3; drag++) {
+      for (let drag = 0; drag < 10 && (await centreColumns()) < column + 5.5; drag++) {
+        await until(othersArrived);
+        // Leaflet prunes once the new tiles faded in (200 ms).
+        await sleep(500);
+        if (!(await page.evaluate(showsHeld))) break;
+        assert.equal(await page.getAttribute('#map', 'data-tiles'), 'loading', 'the held tile is awaited');
+        const before = await page.evaluate('location.hash');
+        gathering = true;
         const y = box.y + box.height / 2;
-        await page.mouse.move(box.x + box.width - 100, y);
+        await page.mouse.move(box.x + 700, y);
         await page.mouse.down();
-        await page.mouse.move(box.x + box.width - 800, y, { steps: 10 });
+        await page.mouse.move(box.x + 400, y, { steps: 10 });
         await page.mouse.up();
+        await until(`location.hash !== ${JSON.stringify(before)}`);
+        // The page's own update after the move (150 ms later, then coverage and mask) may add tiles.
+        await sleep(1_000);
+        gathering = false;
+        await Promise.all(gathered.splice(0).map((route) => route.continue()));
       }
-      await until(
-        `![...document.querySelectorAll('img.leaflet-tile')].some((i) => i.src.includes(${JSON.stringify(held)}))`,
-      );
+      assert.ok((await centreColumns()) < column + 7, 'the view is still over imagery');
+      await until(`!${showsHeld}`).catch(async (error: unknown) => {
+        throw new Error(`${error}\n${await chrome.describe()}`);
+      });
       await tilesLoaded('Vert');
       const shown = await chrome.shownTiles();
       assert.ok(shown.length > 0, 'tiles of the new view are shown');
     } finally {
-      await page.unroute(hold);
+      gathering = false;
+      await Promise.all(gathered.splice(0).map((route) => route.continue()));
+      await page.unroute(vertTiles);
     }
   });
 
