@@ -77,6 +77,18 @@ export async function timedStep<T>(request: FastifyRequest, name: string, work: 
   }
 }
 
+/**
+ * Aborted when the client closes the connection before its answer was sent: a render that is
+ * still waiting for admission gives up its place, one under way stops at its next check.
+ */
+export function abandonedSignal(reply: FastifyReply): AbortSignal {
+  const abandoned = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) abandoned.abort();
+  });
+  return abandoned.signal;
+}
+
 export function serverTimingHeader(request: FastifyRequest, reply: FastifyReply): string {
   return [...(request.serverTimings ?? []), `total;dur=${reply.elapsedTime.toFixed(2)}`].join(', ');
 }

@@ -16,7 +16,7 @@ import {
   verifyImageryRequest,
 } from '../../tokens/index.js';
 import { parsePoint } from '../query-params.js';
-import { addServerTiming, timedStep } from '../request-lifecycle.js';
+import { abandonedSignal, addServerTiming, timedStep } from '../request-lifecycle.js';
 import {
   type ChangeParamsSchema,
   type ChangeQuerySchema,
@@ -69,10 +69,6 @@ export function registerChangeRoute(app: FastifyInstance, parts: ChangeRoutePart
     if (aoiPixels(aoi, baseline, baseline.assets.DetailDsm) === 'none') throw disjoint(after, baseline);
     await checkAllowance(accounts, access, clock());
 
-    const abandoned = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abandoned.abort();
-    });
     const result = await raster.renderChange({
       after: after.assets.DetailDsm,
       before: baseline.assets.DetailDsm,
@@ -80,7 +76,7 @@ export function registerChangeRoute(app: FastifyInstance, parts: ChangeRoutePart
       size,
       format,
       threshold,
-      signal: abandoned.signal,
+      signal: abandonedSignal(reply),
     });
     addServerTiming(request, 'queue', result.timings.queueMs);
     addServerTiming(request, 'render', result.timings.renderMs);

@@ -14,7 +14,7 @@ import {
   verifyImageryRequest,
 } from '../../tokens/index.js';
 import { parsePoint } from '../query-params.js';
-import { addServerTiming, timedStep } from '../request-lifecycle.js';
+import { abandonedSignal, addServerTiming, timedStep } from '../request-lifecycle.js';
 import { type ImageryParamsSchema, type ImageryQuerySchema, imageryRouteSchema } from './imagery-schema.js';
 
 export const IMAGERY_PATH = '/staticmap/v2/surveys/:surveyId/:file';
@@ -87,13 +87,8 @@ export function registerImageryRoute(app: FastifyInstance, parts: ImageryRoutePa
     if (pixels === 'none') throw noImagery(survey.id, type);
     await checkAllowance(accounts, access, clock());
 
-    // A client that goes away while its request waits for admission gives up its place.
-    const abandoned = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) abandoned.abort();
-    });
     const checkEmpty = pixels === 'maybe';
-    const result = await raster.renderAoi({ asset, aoi, size, format, signal: abandoned.signal, checkEmpty });
+    const result = await raster.renderAoi({ asset, aoi, size, format, signal: abandonedSignal(reply), checkEmpty });
     addServerTiming(request, 'queue', result.timings.queueMs);
     addServerTiming(request, 'render', result.timings.renderMs);
     if (result.empty) throw noImagery(survey.id, type);
