@@ -1,12 +1,14 @@
 /**
  * Survey files in a local folder (the embedded default: NADIR_DATA_DIR): key `surveys/...` is
  * `<root>/surveys/...`. A file is put by renaming it into place after an fsync, so it appears
- * whole or not at all; reads are plain preads on a handle the open-COG cache keeps.
+ * whole or not at all; reads are preads on a handle the open-COG cache keeps, from the page cache
+ * on the event loop when the bytes are there (page-cache-read.ts), else on the libuv pool.
  */
 import { copyFile, type FileHandle, mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Source } from '@cogeotiff/core';
+import { readCached } from './page-cache-read.js';
 import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
 
 /** A local file's byte ranges; the handle is opened at the first read and closed by close(). */
@@ -14,6 +16,8 @@ class FileSource implements Source {
   readonly url: URL;
   readonly #path: string;
   #handle: Promise<FileHandle> | undefined;
+  /** False once the file system said it cannot read from the page cache alone. */
+  #cachedReads = true;
 
   constructor(path: string) {
     this.#path = path;
@@ -26,8 +30,14 @@ class FileSource implements Source {
     const size = length ?? (await handle.stat()).size - offset;
     // A buffer of its own (not a slice of Node's shared pool), so that its ArrayBuffer is the answer, uncopied.
     const buffer = Buffer.allocUnsafeSlow(size);
-    const { bytesRead } = await handle.read(buffer, 0, size, offset);
-    return bytesRead === size ? buffer.buffer : buffer.buffer.slice(0, bytesRead);
+    // What the page cache holds is copied at once (page-cache-read.ts says why); the rest, if any, on the pool.
+    const cached = this.#cachedReads ? readCached(handle.fd, buffer, offset) : 0;
+    if (cached === undefined) this.#cachedReads = false;
+    const done = cached ?? 0;
+    if (done === size) return buffer.buffer;
+    const { bytesRead } = await handle.read(buffer, done, size - done, offset + done);
+    const total = done + bytesRead;
+    return total === size ? buffer.buffer : buffer.buffer.slice(0, total);
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,7 @@
  * libjpeg-turbo and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only
  * need encode.ts's constants (the ETag) do not need the binary.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { nativeAddon } from '../native-addon.js';
 import type { Rotation } from './panorama.js';
 
 /** PNG's filter applied to every row: none, sub (left neighbour), up (the row above) or paeth (the nearest of left, up and upper left). */
@@ -93,22 +92,10 @@ function split(picture: Picture): [AddonPicture, AddonMasks, AddonJpegs] {
   return [layers.map((layer) => layer.pixels), layers.map((layer) => layer.mask), jpegs];
 }
 
-// Two levels below the package root both as src/tiles/*.ts (tsx) and as dist/tiles/*.js (tsc).
-const ADDON_PATH = fileURLToPath(new URL('../../native/tile-codec/build/Release/tile_codec.node', import.meta.url));
 let addon: Addon | undefined;
 
 function load(): Addon {
-  if (!addon) {
-    try {
-      addon = createRequire(import.meta.url)(ADDON_PATH) as Addon;
-    } catch (error) {
-      throw new Error(
-        `the tile encoder addon ${ADDON_PATH} cannot be loaded (${(error as Error).message.split('\n')[0]}); ` +
-          'run scripts/setup.sh to build it',
-        { cause: error },
-      );
-    }
-  }
+  addon ??= nativeAddon<Addon>();
   return addon;
 }
 

@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "decode_binding.h"
 #include "inflate_binding.h"
+#include "page_read.h"
 #include "stack.h"
 
 #define MAX_SIZE 4096
@@ -332,12 +333,14 @@ fail:
 }
 
 NAPI_MODULE_INIT() {
-  napi_value jpeg, png, decode, inflate;
+  napi_value jpeg, png, decode, inflate, read_cached;
   CHECK(napi_create_function(env, "encodeJpeg", NAPI_AUTO_LENGTH, encode_jpeg_js, NULL, &jpeg));
   CHECK(napi_create_function(env, "decodeJpeg", NAPI_AUTO_LENGTH, decode_jpeg_js, NULL, &decode));
   CHECK(napi_set_named_property(env, exports, "decodeJpeg", decode));
   CHECK(napi_create_function(env, "inflateZlib", NAPI_AUTO_LENGTH, inflate_zlib_js, NULL, &inflate));
   CHECK(napi_set_named_property(env, exports, "inflateZlib", inflate));
+  CHECK(napi_create_function(env, "readCached", NAPI_AUTO_LENGTH, read_cached_js, NULL, &read_cached));
+  CHECK(napi_set_named_property(env, exports, "readCached", read_cached));
   CHECK(napi_create_function(env, "encodePng", NAPI_AUTO_LENGTH, encode_png_js, NULL, &png));
   CHECK(napi_set_named_property(env, exports, "encodeJpeg", jpeg));
   CHECK(napi_set_named_property(env, exports, "encodePng", png));

@@ -1,0 +1,104 @@
+/**
+ * Local reads from the page cache on the event loop (src/storage/page-cache-read.ts): the bytes
+ * are the file's, a cached range costs no libuv file request, and what is not cached (dropped with
+ * dd's nocache) or past the end is still read, the usual way.
+ */
+import assert from 'node:assert/strict';
+import { createHook } from 'node:async_hooks';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { LocalStorage } from '../../src/storage/local-storage.js';
+import { readCached } from '../../src/storage/page-cache-read.js';
+
+const run = promisify(execFile);
+const SIZE = 300_000;
+
+/** The async resource types created while `work` runs (FSREQPROMISE: a file request on the libuv pool). */
+async function resourcesDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const types: string[] = [];
+  const hook = createHook({ init: (_id, type) => void types.push(type) }).enable();
+  try {
+    await work();
+  } finally {
+    hook.disable();
+  }
+  return types;
+}
+
+/** Asks the kernel to drop the file's clean pages (GNU dd: iflag=nocache with count=0). */
+async function dropFromPageCache(path: string): Promise<void> {
+  await run('dd', [`if=${path}`, 'iflag=nocache', 'count=0', 'status=none']);
+}
+
+describe('local reads from the page cache', () => {
+  let dir = '';
+  let path = '';
+  let storage: LocalStorage;
+  const bytes = randomBytes(SIZE);
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'nadir-page-cache-'));
+    const local = join(dir, 'upload.bin');
+    await writeFile(local, bytes);
+    storage = new LocalStorage(join(dir, 'store'));
+    await storage.put('surveys/s/v1/bytes.bin', local);
+    path = storage.gdalPath('surveys/s/v1/bytes.bin');
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  it('readCached copies what the cache holds, stops at the end of the file, and refuses what is not a file and place', async () => {
+    const handle = await open(path, 'r');
+    try {
+      await handle.read(Buffer.alloc(SIZE), 0, SIZE, 0); // now cached
+      const into = Buffer.alloc(50_000);
+      assert.equal(readCached(handle.fd, into, 1_000), 50_000);
+      assert.deepEqual(into, bytes.subarray(1_000, 51_000));
+      const tail = Buffer.alloc(1_000);
+      assert.equal(readCached(handle.fd, tail, SIZE - 100), 100);
+      assert.deepEqual(tail.subarray(0, 100), bytes.subarray(SIZE - 100));
+      assert.throws(() => readCached(-1, into, 0), TypeError);
+      assert.throws(() => readCached(handle.fd, into, -5), RangeError);
+      assert.throws(() => readCached(handle.fd, new Uint16Array(4) as unknown as Uint8Array, 0), TypeError);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('a cached range is answered without a file request on the libuv pool', async () => {
+    const source = storage.source('surveys/s/v1/bytes.bin');
+    await source.fetch(0, SIZE); // opens the handle and fills the cache
+    let got: ArrayBuffer | undefined;
+    const types = await resourcesDuring(async () => {
+      got = await source.fetch(123_456, 40_000);
+    });
+    assert.deepEqual(Buffer.from(got as ArrayBuffer), bytes.subarray(123_456, 163_456));
+    assert.ok(!types.includes('FSREQPROMISE'), `file requests made: ${types.join(', ')}`);
+  });
+
+  it('bytes not in the cache, and a range past the end, are read on the pool as before', async () => {
+    const source = storage.source('surveys/s/v1/bytes.bin');
+    await source.fetch(0, 1); // opens the handle
+    await dropFromPageCache(path);
+    const handle = await open(path, 'r');
+    try {
+      assert.ok((readCached(handle.fd, Buffer.alloc(100_000), 150_000) as number) < 100_000, 'dd dropped the pages');
+    } finally {
+      await handle.close();
+    }
+    // Asking for missing pages with RWF_NOWAIT starts the kernel's readahead: drop them again.
+    await dropFromPageCache(path);
+    let got: ArrayBuffer | undefined;
+    const types = await resourcesDuring(async () => {
+      got = await source.fetch(150_000, 100_000);
+    });
+    assert.deepEqual(Buffer.from(got as ArrayBuffer), bytes.subarray(150_000, 250_000));
+    assert.ok(types.includes('FSREQPROMISE'), 'the uncached part went to the pool');
+    const tail = await source.fetch(SIZE - 10, 50);
+    assert.deepEqual(Buffer.from(tail), bytes.subarray(SIZE - 10));
+  });
+});
