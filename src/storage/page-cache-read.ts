@@ -5,7 +5,7 @@
  * A tile read handed to the libuv pool costs the event loop far more than the copy: queueing the
  * request, waking a pool thread (on 2 cores that thread often takes the event loop's own core) and
  * the completion coming back through the loop. Under cold-tile load that held the event loop about
- * 80 us of wall time per read, against a few microseconds for copying 30 KiB from the cache
+ * 100 us of wall time per read, against a few microseconds for copying 30 KiB from the cache
  * (docs/tiles.md). Whatever is not cached is still read on the pool, so a disk never stalls the loop.
  */
 import { nativeAddon } from '../native-addon.js';

@@ -8,7 +8,7 @@
  * Why: a COG tile of a survey in use is nearly always cached, and a read handed to the libuv pool
  * costs the event loop far more than the copy itself: queueing the request, waking a pool thread
  * (which on 2 cores often takes the event loop's core), and the completion coming back through the
- * loop. Measured under cold-tile load, each pool read held the event loop about 80 us of wall
+ * loop. Measured under cold-tile load, each pool read held the event loop about 100 us of wall
  * time against a few microseconds for the copy (docs/tiles.md). libuv's own io_uring path does
  * the same "read it now if cached" but spends a polling thread on it.
  */
