@@ -11,6 +11,13 @@ import type { Source } from '@cogeotiff/core';
 import { readCached } from './page-cache-read.js';
 import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
 
+/**
+ * The most bytes copied from the page cache on the event loop in one read (a tile and its mask are
+ * tens of KiB): a larger read, a whole file say, would hold the loop for longer than the pool's
+ * hand-off costs, so it goes to the pool.
+ */
+const MAX_CACHED_READ = 1024 * 1024;
+
 /** A local file's byte ranges; the handle is opened at the first read and closed by close(). */
 class FileSource implements Source {
   readonly url: URL;
@@ -31,7 +38,7 @@ class FileSource implements Source {
     // A buffer of its own (not a slice of Node's shared pool), so that its ArrayBuffer is the answer, uncopied.
     const buffer = Buffer.allocUnsafeSlow(size);
     // What the page cache holds is copied at once (page-cache-read.ts says why); the rest, if any, on the pool.
-    const cached = this.#cachedReads ? readCached(handle.fd, buffer, offset) : 0;
+    const cached = this.#cachedReads && size <= MAX_CACHED_READ ? readCached(handle.fd, buffer, offset) : 0;
     if (cached === undefined) this.#cachedReads = false;
     const done = cached ?? 0;
     if (done === size) return buffer.buffer;

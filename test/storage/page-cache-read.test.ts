@@ -80,6 +80,21 @@ describe('local reads from the page cache', () => {
     assert.ok(!types.includes('FSREQPROMISE'), `file requests made: ${types.join(', ')}`);
   });
 
+  it('a read of more than 1 MiB goes to the pool even when cached, so the event loop never copies megabytes', async () => {
+    const big = randomBytes(3 * 1024 * 1024);
+    const local = join(dir, 'big.bin');
+    await writeFile(local, big);
+    await storage.put('surveys/s/v1/big.bin', local);
+    const source = storage.source('surveys/s/v1/big.bin');
+    await source.fetch(0, big.length); // cached now
+    let got: ArrayBuffer | undefined;
+    const types = await resourcesDuring(async () => {
+      got = await source.fetch(1_000, 2 * 1024 * 1024);
+    });
+    assert.deepEqual(Buffer.from(got as ArrayBuffer), big.subarray(1_000, 1_000 + 2 * 1024 * 1024));
+    assert.ok(types.includes('FSREQPROMISE'), 'a 2 MiB read went to the pool');
+  });
+
   it('bytes not in the cache, and a range past the end, are read on the pool as before', async () => {
     const source = storage.source('surveys/s/v1/bytes.bin');
     await source.fetch(0, 1); // opens the handle
