@@ -92,12 +92,7 @@ function split(picture: Picture): [AddonPicture, AddonMasks, AddonJpegs] {
   return [layers.map((layer) => layer.pixels), layers.map((layer) => layer.mask), jpegs];
 }
 
-let addon: Addon | undefined;
-
-function load(): Addon {
-  addon ??= nativeAddon<Addon>();
-  return addon;
-}
+const load = (): Addon => nativeAddon<Addon>();
 
 /**
  * Baseline JPEG, YCbCr 4:2:0, standard Huffman tables, of `picture` (alpha ignored), whose buffers
