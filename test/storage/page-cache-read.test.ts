@@ -1,12 +1,14 @@
 /**
  * Local reads from the page cache on the event loop (src/storage/page-cache-read.ts): the bytes
  * are the file's, a cached range costs no libuv file request, and what is not cached (dropped with
- * dd's nocache) or past the end is still read, the usual way.
+ * dd's nocache) or past the end is still read, the usual way, as is a file system that cannot
+ * tell (tmpfs answers RWF_NOWAIT with EOPNOTSUPP).
  */
 import assert from 'node:assert/strict';
 import { createHook } from 'node:async_hooks';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,16 @@ async function resourcesDuring(work: () => Promise<unknown>): Promise<string[]> 
   return types;
 }
 
+/** Whether the file system under `path` answers RWF_NOWAIT reads (ext4 and xfs do; tmpfs does not). */
+async function readsFromCache(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    return readCached(handle.fd, Buffer.alloc(1), 0) !== undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Asks the kernel to drop the file's clean pages (GNU dd: iflag=nocache with count=0). */
 async function dropFromPageCache(path: string): Promise<void> {
   await run('dd', [`if=${path}`, 'iflag=nocache', 'count=0', 'status=none']);
@@ -40,6 +52,8 @@ describe('local reads from the page cache', () => {
   let path = '';
   let storage: LocalStorage;
   const bytes = randomBytes(SIZE);
+  /** Set in before(): the temporary folder's file system cannot read from the cache alone. */
+  const unsupported = { reason: '' };
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nadir-page-cache-'));
@@ -48,10 +62,12 @@ describe('local reads from the page cache', () => {
     storage = new LocalStorage(join(dir, 'store'));
     await storage.put('surveys/s/v1/bytes.bin', local);
     path = storage.gdalPath('surveys/s/v1/bytes.bin');
+    if (!(await readsFromCache(path))) unsupported.reason = `${tmpdir()} is on a file system without RWF_NOWAIT`;
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
-  it('readCached copies what the cache holds, stops at the end of the file, and refuses what is not a file and place', async () => {
+  it('readCached copies what the cache holds, stops at the end of the file, and refuses what is not a file and place', async (t) => {
+    if (unsupported.reason) return t.skip(unsupported.reason);
     const handle = await open(path, 'r');
     try {
       await handle.read(Buffer.alloc(SIZE), 0, SIZE, 0); // now cached
@@ -69,7 +85,8 @@ describe('local reads from the page cache', () => {
     }
   });
 
-  it('a cached range is answered without a file request on the libuv pool', async () => {
+  it('a cached range is answered without a file request on the libuv pool', async (t) => {
+    if (unsupported.reason) return t.skip(unsupported.reason);
     const source = storage.source('surveys/s/v1/bytes.bin');
     await source.fetch(0, SIZE); // opens the handle and fills the cache
     let got: ArrayBuffer | undefined;
@@ -80,7 +97,8 @@ describe('local reads from the page cache', () => {
     assert.ok(!types.includes('FSREQPROMISE'), `file requests made: ${types.join(', ')}`);
   });
 
-  it('a read of more than 1 MiB goes to the pool even when cached, so the event loop never copies megabytes', async () => {
+  it('a read of more than 1 MiB goes to the pool even when cached, so the event loop never copies megabytes', async (t) => {
+    if (unsupported.reason) return t.skip(unsupported.reason);
     const big = randomBytes(3 * 1024 * 1024);
     const local = join(dir, 'big.bin');
     await writeFile(local, big);
@@ -95,7 +113,8 @@ describe('local reads from the page cache', () => {
     assert.ok(types.includes('FSREQPROMISE'), 'a 2 MiB read went to the pool');
   });
 
-  it('bytes not in the cache, and a range past the end, are read on the pool as before', async () => {
+  it('bytes not in the cache, and a range past the end, are read on the pool as before', async (t) => {
+    if (unsupported.reason) return t.skip(unsupported.reason);
     const source = storage.source('surveys/s/v1/bytes.bin');
     await source.fetch(0, 1); // opens the handle
     await dropFromPageCache(path);
@@ -115,5 +134,29 @@ describe('local reads from the page cache', () => {
     assert.ok(types.includes('FSREQPROMISE'), 'the uncached part went to the pool');
     const tail = await source.fetch(SIZE - 10, 50);
     assert.deepEqual(Buffer.from(tail), bytes.subarray(SIZE - 10));
+  });
+
+  it('a file system that cannot read from the cache alone (tmpfs) is read on the pool, bytes intact', {
+    skip: !existsSync('/dev/shm') && 'no /dev/shm (tmpfs) here',
+  }, async () => {
+    const shm = await mkdtemp('/dev/shm/nadir-page-cache-');
+    try {
+      const local = join(dir, 'tmpfs-upload.bin');
+      await writeFile(local, bytes);
+      const onTmpfs = new LocalStorage(shm);
+      await onTmpfs.put('surveys/s/v1/bytes.bin', local);
+      assert.equal(await readsFromCache(onTmpfs.gdalPath('surveys/s/v1/bytes.bin')), false, 'tmpfs refuses RWF_NOWAIT');
+      const source = onTmpfs.source('surveys/s/v1/bytes.bin');
+      for (const [offset, length] of [
+        [0, 1_000],
+        [200_000, 99_000],
+        [SIZE - 5, 20],
+      ] as const) {
+        const got = Buffer.from(await source.fetch(offset, length));
+        assert.deepEqual(got, bytes.subarray(offset, Math.min(SIZE, offset + length)));
+      }
+    } finally {
+      await rm(shm, { recursive: true, force: true });
+    }
   });
 });
