@@ -28,18 +28,24 @@ export function multiPolygonBounds(mp: MultiPolygon): Bounds {
 /** Even-odd ray casting. Points exactly on an edge may fall either way; callers test areas, not points. */
 export function pointInRing(x: number, y: number, ring: Ring): boolean {
   let inside = false;
+  // Indexing, not destructuring: `const [x, y] = p` walks an iterator, garbage for every vertex.
   for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    const [xi, yi] = ring[i] as Position;
-    const [xj, yj] = ring[j] as Position;
+    const pi = ring[i] as Position;
+    const pj = ring[j] as Position;
+    const xi = pi[0];
+    const yi = pi[1];
+    const xj = pj[0];
+    const yj = pj[1];
     if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) inside = !inside;
   }
   return inside;
 }
 
 export function pointInPolygon(x: number, y: number, polygon: Ring[]): boolean {
-  const [outer, ...holes] = polygon;
+  const outer = polygon[0];
   if (!outer || !pointInRing(x, y, outer)) return false;
-  return !holes.some((hole) => pointInRing(x, y, hole));
+  for (let hole = 1; hole < polygon.length; hole++) if (pointInRing(x, y, polygon[hole] as Ring)) return false;
+  return true;
 }
 
 export function pointInMultiPolygon(x: number, y: number, mp: MultiPolygon): boolean {
@@ -80,13 +86,36 @@ export function segmentCrossesBoxInterior(a: Position, b: Position, box: Bounds)
   return segmentCrossesBox(a[0], a[1], b[0], b[1], box);
 }
 
-function* edges(polygon: Ring[]): Generator<[Position, Position]> {
+/**
+ * Whether any edge of the polygon's rings (each ring closed, whether or not it repeats its first
+ * point) passes through the open interior of the box. A loop over plain numbers: the tile planner
+ * asks this of a survey's footprint, thousands of edges, for every tile it has not planned before,
+ * and an array per edge (as a generator of pairs made) was a quarter of what outlived the young
+ * generation under cold-tile load, for the garbage collector to sweep from the old one.
+ */
+function boundaryCrossesBox(polygon: Ring[], box: Bounds): boolean {
   for (const ring of polygon) {
-    for (let i = 0; i + 1 < ring.length; i++) yield [ring[i] as Position, ring[i + 1] as Position];
-    const first = ring[0];
-    const last = ring[ring.length - 1];
-    if (first && last && (first[0] !== last[0] || first[1] !== last[1])) yield [last, first];
+    const count = ring.length;
+    if (count === 0) continue;
+    for (let i = 0; i + 1 < count; i++)
+      if (edgeCrossesBox(ring[i] as Position, ring[i + 1] as Position, box)) return true;
+    const first = ring[0] as Position;
+    const last = ring[count - 1] as Position;
+    // The closing edge, when the ring does not repeat its first point.
+    if ((first[0] !== last[0] || first[1] !== last[1]) && edgeCrossesBox(last, first, box)) return true;
   }
+  return false;
+}
+
+function edgeCrossesBox(a: Position, b: Position, box: Bounds): boolean {
+  const ax = a[0];
+  const ay = a[1];
+  const bx = b[0];
+  const by = b[1];
+  // An edge wholly on one side of the box cannot reach its open interior: most of a footprint's edges.
+  if ((ax <= box.minX && bx <= box.minX) || (ax >= box.maxX && bx >= box.maxX)) return false;
+  if ((ay <= box.minY && by <= box.minY) || (ay >= box.maxY && by >= box.maxY)) return false;
+  return segmentCrossesBox(ax, ay, bx, by, box);
 }
 
 function boxCentreInPolygon(box: Bounds, polygon: Ring[]): boolean {
@@ -95,19 +124,21 @@ function boxCentreInPolygon(box: Bounds, polygon: Ring[]): boolean {
 
 /** True when the box and the footprint share some area. */
 export function boxIntersectsMultiPolygon(box: Bounds, mp: MultiPolygon): boolean {
-  return mp.some((polygon) => {
-    for (const [a, b] of edges(polygon)) if (segmentCrossesBoxInterior(a, b, box)) return true;
+  for (const polygon of mp) {
+    if (boundaryCrossesBox(polygon, box)) return true;
     // No boundary crosses the box: it is wholly inside the polygon, wholly in a hole, or apart.
-    return boxCentreInPolygon(box, polygon);
-  });
+    if (boxCentreInPolygon(box, polygon)) return true;
+  }
+  return false;
 }
 
 /** True when the whole box lies inside the footprint (decisions.md `overlap=full`). */
 export function boxInsideMultiPolygon(box: Bounds, mp: MultiPolygon): boolean {
-  return mp.some((polygon) => {
-    for (const [a, b] of edges(polygon)) if (segmentCrossesBoxInterior(a, b, box)) return false;
+  for (const polygon of mp) {
+    if (boundaryCrossesBox(polygon, box)) continue;
     // The box interior meets no boundary, so it is all in or all out: its centre decides. (Testing
     // the corners instead misjudged boxes touching the boundary, as corners on an edge go either way.)
-    return boxCentreInPolygon(box, polygon);
-  });
+    if (boxCentreInPolygon(box, polygon)) return true;
+  }
+  return false;
 }

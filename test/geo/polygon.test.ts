@@ -176,3 +176,60 @@ describe('box vs footprint: [intersects, inside]', () => {
     assert.deepEqual(classify(box(0, 0, 1, 1), []), [false, false], 'empty multipolygon');
   });
 });
+
+describe('box vs footprint against the plain definition', () => {
+  // The definition, written the plain way (every edge as a pair, then the centre): the library's
+  // loop skips edges wholly beside the box and must answer exactly as this does.
+  const edgesOf = (polygon: Ring[]): [Ring[number], Ring[number]][] =>
+    polygon.flatMap((ring) => {
+      const pairs: [Ring[number], Ring[number]][] = ring.slice(1).map((b, i) => [ring[i] as Ring[number], b]);
+      const first = ring[0];
+      const last = ring[ring.length - 1];
+      if (first && last && (first[0] !== last[0] || first[1] !== last[1])) pairs.push([last, first]);
+      return pairs;
+    });
+  const centreIn = (b: Bounds, polygon: Ring[]) =>
+    pointInPolygon((b.minX + b.maxX) / 2, (b.minY + b.maxY) / 2, polygon);
+  const intersects = (b: Bounds, mp: MultiPolygon) =>
+    mp.some((p) => edgesOf(p).some(([s, e]) => segmentCrossesBoxInterior(s, e, b)) || centreIn(b, p));
+  const inside = (b: Bounds, mp: MultiPolygon) =>
+    mp.some((p) => !edgesOf(p).some(([s, e]) => segmentCrossesBoxInterior(s, e, b)) && centreIn(b, p));
+
+  it('agrees on 20,000 boxes over ragged polygons with holes, open rings and vertices on the grid', () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    // Coordinates on a coarse grid half the time, so boxes often touch edges and vertices exactly.
+    const coordinate = (scale: number) => (random() < 0.5 ? Math.round(random() * 8) * (scale / 8) : random() * scale);
+    const star = (cx: number, cy: number, radius: number, points: number, closed: boolean): Ring => {
+      const ring: Ring = [];
+      for (let i = 0; i < points; i++) {
+        const angle = (2 * Math.PI * i) / points;
+        const r = radius * (0.4 + 0.6 * random());
+        ring.push([cx + r * Math.cos(angle), cy + r * Math.sin(angle)]);
+      }
+      if (closed) ring.push(ring[0] as Ring[number]);
+      return ring;
+    };
+    let agreed = 0;
+    let hits = 0;
+    for (let n = 0; n < 200; n++) {
+      const mp: MultiPolygon = [
+        [star(5, 5, 5, 5 + Math.floor(random() * 40), random() < 0.7), star(5, 5, 1.5, 6, true)],
+        [star(12, 4, 2, 4 + Math.floor(random() * 10), random() < 0.5)],
+      ];
+      for (let k = 0; k < 100; k++) {
+        const x = coordinate(16);
+        const y = coordinate(12);
+        const b = box(x, y, x + 0.05 + random() * 4, y + 0.05 + random() * 4);
+        assert.deepEqual(classify(b, mp), [intersects(b, mp), inside(b, mp)], `polygon ${n}, box ${JSON.stringify(b)}`);
+        if (intersects(b, mp)) hits++;
+        agreed++;
+      }
+    }
+    assert.equal(agreed, 20_000);
+    assert.ok(hits > 2_000 && hits < 18_000, `a mix of hits and misses (${hits})`);
+  });
+});
