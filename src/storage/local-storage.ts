@@ -38,9 +38,12 @@ class FileSource implements Source {
     // A buffer of its own (not a slice of Node's shared pool), so that its ArrayBuffer is the answer, uncopied.
     const buffer = Buffer.allocUnsafeSlow(size);
     // What the page cache holds is copied at once (page-cache-read.ts says why); the rest, if any, on the pool.
-    const cached = this.#cachedReads && size <= MAX_CACHED_READ ? readCached(handle.fd, buffer, offset) : 0;
-    if (cached === undefined) this.#cachedReads = false;
-    const done = cached ?? 0;
+    let done = 0;
+    if (this.#cachedReads && size <= MAX_CACHED_READ) {
+      const cached = readCached(handle.fd, buffer, offset);
+      if (cached === undefined) this.#cachedReads = false;
+      else done = cached;
+    }
     if (done === size) return buffer.buffer;
     const { bytesRead } = await handle.read(buffer, done, size - done, offset + done);
     const total = done + bytesRead;
