@@ -20,16 +20,23 @@ import { readCached } from '../../src/storage/page-cache-read.js';
 const run = promisify(execFile);
 const SIZE = 300_000;
 
-/** The async resource types created while `work` runs (FSREQPROMISE: a file request on the libuv pool). */
-async function resourcesDuring(work: () => Promise<unknown>): Promise<string[]> {
+/** What `work` answered, and the async resource types created meanwhile (FSREQPROMISE: a file request on the libuv pool). */
+async function resourcesDuring<T>(work: () => Promise<T>): Promise<{ result: T; types: string[] }> {
   const types: string[] = [];
   const hook = createHook({ init: (_id, type) => void types.push(type) }).enable();
   try {
-    await work();
+    return { result: await work(), types };
   } finally {
     hook.disable();
   }
-  return types;
+}
+
+/** Puts `bytes` under `key` of `storage` the way ingest does (a local file renamed into place). */
+async function putBytes(storage: LocalStorage, key: string, bytes: Buffer, scratch: string): Promise<string> {
+  const local = join(scratch, `upload-${key.replaceAll('/', '-')}`);
+  await writeFile(local, bytes);
+  await storage.put(key, local);
+  return storage.gdalPath(key);
 }
 
 /** Whether the file system under `path` answers RWF_NOWAIT reads (ext4 and xfs do; tmpfs does not). */
@@ -57,11 +64,8 @@ describe('local reads from the page cache', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'nadir-page-cache-'));
-    const local = join(dir, 'upload.bin');
-    await writeFile(local, bytes);
     storage = new LocalStorage(join(dir, 'store'));
-    await storage.put('surveys/s/v1/bytes.bin', local);
-    path = storage.gdalPath('surveys/s/v1/bytes.bin');
+    path = await putBytes(storage, 'surveys/s/v1/bytes.bin', bytes, dir);
     if (!(await readsFromCache(path))) unsupported.reason = `${tmpdir()} is on a file system without RWF_NOWAIT`;
   });
   after(() => rm(dir, { recursive: true, force: true }));
@@ -89,27 +93,19 @@ describe('local reads from the page cache', () => {
     if (unsupported.reason) return t.skip(unsupported.reason);
     const source = storage.source('surveys/s/v1/bytes.bin');
     await source.fetch(0, SIZE); // opens the handle and fills the cache
-    let got: ArrayBuffer | undefined;
-    const types = await resourcesDuring(async () => {
-      got = await source.fetch(123_456, 40_000);
-    });
-    assert.deepEqual(Buffer.from(got as ArrayBuffer), bytes.subarray(123_456, 163_456));
+    const { result: got, types } = await resourcesDuring(() => source.fetch(123_456, 40_000));
+    assert.deepEqual(Buffer.from(got), bytes.subarray(123_456, 163_456));
     assert.ok(!types.includes('FSREQPROMISE'), `file requests made: ${types.join(', ')}`);
   });
 
   it('a read of more than 1 MiB goes to the pool even when cached, so the event loop never copies megabytes', async (t) => {
     if (unsupported.reason) return t.skip(unsupported.reason);
     const big = randomBytes(3 * 1024 * 1024);
-    const local = join(dir, 'big.bin');
-    await writeFile(local, big);
-    await storage.put('surveys/s/v1/big.bin', local);
+    await putBytes(storage, 'surveys/s/v1/big.bin', big, dir);
     const source = storage.source('surveys/s/v1/big.bin');
     await source.fetch(0, big.length); // cached now
-    let got: ArrayBuffer | undefined;
-    const types = await resourcesDuring(async () => {
-      got = await source.fetch(1_000, 2 * 1024 * 1024);
-    });
-    assert.deepEqual(Buffer.from(got as ArrayBuffer), big.subarray(1_000, 1_000 + 2 * 1024 * 1024));
+    const { result: got, types } = await resourcesDuring(() => source.fetch(1_000, 2 * 1024 * 1024));
+    assert.deepEqual(Buffer.from(got), big.subarray(1_000, 1_000 + 2 * 1024 * 1024));
     assert.ok(types.includes('FSREQPROMISE'), 'a 2 MiB read went to the pool');
   });
 
@@ -126,11 +122,8 @@ describe('local reads from the page cache', () => {
     }
     // Asking for missing pages with RWF_NOWAIT starts the kernel's readahead: drop them again.
     await dropFromPageCache(path);
-    let got: ArrayBuffer | undefined;
-    const types = await resourcesDuring(async () => {
-      got = await source.fetch(150_000, 100_000);
-    });
-    assert.deepEqual(Buffer.from(got as ArrayBuffer), bytes.subarray(150_000, 250_000));
+    const { result: got, types } = await resourcesDuring(() => source.fetch(150_000, 100_000));
+    assert.deepEqual(Buffer.from(got), bytes.subarray(150_000, 250_000));
     assert.ok(types.includes('FSREQPROMISE'), 'the uncached part went to the pool');
     const tail = await source.fetch(SIZE - 10, 50);
     assert.deepEqual(Buffer.from(tail), bytes.subarray(SIZE - 10));
@@ -141,11 +134,9 @@ describe('local reads from the page cache', () => {
   }, async () => {
     const shm = await mkdtemp('/dev/shm/nadir-page-cache-');
     try {
-      const local = join(dir, 'tmpfs-upload.bin');
-      await writeFile(local, bytes);
       const onTmpfs = new LocalStorage(shm);
-      await onTmpfs.put('surveys/s/v1/bytes.bin', local);
-      assert.equal(await readsFromCache(onTmpfs.gdalPath('surveys/s/v1/bytes.bin')), false, 'tmpfs refuses RWF_NOWAIT');
+      const onTmpfsPath = await putBytes(onTmpfs, 'surveys/s/v1/bytes.bin', bytes, dir);
+      assert.equal(await readsFromCache(onTmpfsPath), false, 'tmpfs refuses RWF_NOWAIT');
       const source = onTmpfs.source('surveys/s/v1/bytes.bin');
       for (const [offset, length] of [
         [0, 1_000],
