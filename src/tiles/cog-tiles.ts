@@ -1,13 +1,15 @@
 /**
  * Reads single tiles of grid-aligned COGs: the JPEG bytes as stored (for pass-through), the
- * internal mask (1 bit per pixel), and the decoded RGB pixels. Masks and decoded pixels are cached
- * (bounded by entries and bytes): a map client asks for the same neighbourhood again and again, and
- * decoding a 256 x 256 JPEG costs about as much CPU as encoding one, the way GDAL's block cache
- * spares MapServer or a rasterio tiler from decoding a block twice. Decodes run in the tile-codec
- * addon (libjpeg-turbo on the libuv pool): sharp's pipeline took 1.5 ms of CPU per tile, the addon
- * 0.25 ms.
+ * internal mask (1 bit per pixel), and the decoded RGB pixels. Masks, stored JPEGs and decoded
+ * pixels are cached (bounded by entries and bytes): a map client asks for the same neighbourhood
+ * again and again, and decoding a 256 x 256 JPEG costs about as much CPU as encoding one, the way
+ * GDAL's block cache spares MapServer or a rasterio tiler from decoding a block twice. A tile is
+ * cached from its second request on (doorkeeper.ts): most tiles an origin draws are asked for once.
+ * Decodes run in the tile-codec addon (libjpeg-turbo on the libuv pool): sharp's pipeline took
+ * 1.5 ms of CPU per tile, the addon 0.25 ms.
  */
 import { type TiffImage, TiffTag } from '@cogeotiff/core';
+import { Doorkeeper } from '../cache/doorkeeper.js';
 import { LruCache } from '../cache/lru.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { CogFiles } from './cog-files.js';
@@ -27,6 +29,13 @@ const COMPRESSION_ADOBE_DEFLATE = 32946;
 
 /** Which pixels of one COG tile hold imagery. `bits` as stored: 32 bytes a row, MSB first. */
 export type TileMask = { kind: 'full' } | { kind: 'empty' } | { kind: 'partial'; bits: Uint8Array };
+
+/** A tile's mask, and its stored JPEG when the read that found the mask brought it too. */
+export interface MaskedTile {
+  mask: TileMask;
+  /** For this request to draw or send: the JPEG is cached only from the tile's second read. */
+  jpeg?: Buffer;
+}
 
 const FULL: TileMask = { kind: 'full' };
 const EMPTY: TileMask = { kind: 'empty' };
@@ -80,8 +89,10 @@ export class CogTiles {
   /** Decodes under way, so concurrent requests for one tile decode it once. */
   readonly #decoding = new Map<string, Promise<Buffer | undefined>>();
   readonly #stored = new StoredTileReader();
-  /** Tiles asked for once and not kept (see keepBuffer); undefined when nothing is kept at all. */
-  readonly #seen: LruCache<true> | undefined;
+  /** Stored tiles read recently: a partial mask or a JPEG is kept from its tile's second read. */
+  readonly #storedSeen: Doorkeeper;
+  /** Tiles decoded recently (see keepBuffer); undefined when no decoded tile is kept at all. */
+  readonly #pixelsSeen: Doorkeeper | undefined;
 
   constructor(files: CogFiles, options: CogTilesOptions) {
     this.#files = files;
@@ -97,6 +108,10 @@ export class CogTiles {
       maxWeight: Math.max(1, options.jpegCacheBytes),
       weigh: (jpeg) => jpeg.byteLength,
     });
+    // Four times the tiles the JPEG cache holds at 16 KiB each, and the partial masks the mask cache holds.
+    this.#storedSeen = new Doorkeeper(
+      4 * Math.max(options.jpegCacheBytes / (16 * 1024), options.maskCacheBytes / MASK_BYTES),
+    );
     const pixelEntries = Math.floor(options.pixelCacheBytes / RGBA_BYTES);
     this.#pixels = new LruCache<Buffer>({
       maxEntries: Math.max(1, pixelEntries),
@@ -104,8 +119,8 @@ export class CogTiles {
       weigh: (pixels) => pixels.byteLength,
     });
     // Remembering four times as many keys as pixels kept: a tile asked for again while the cache
-    // would still hold it is worth keeping. Keys are about 100 bytes each.
-    if (pixelEntries > 0) this.#seen = new LruCache<true>({ maxEntries: 4 * pixelEntries });
+    // would still hold it is worth keeping.
+    if (pixelEntries > 0) this.#pixelsSeen = new Doorkeeper(4 * pixelEntries);
   }
 
   /** The decoded tile if it is cached: no I/O, no decode. */
@@ -126,11 +141,7 @@ export class CogTiles {
    * asked for again.
    */
   keepBuffer(address: CogTileAddress): Buffer | undefined {
-    if (!this.#seen) return undefined;
-    const key = keyOf(address);
-    if (this.#seen.get(key)) return Buffer.allocUnsafeSlow(RGBA_BYTES);
-    this.#seen.set(key, true);
-    return undefined;
+    return this.#pixelsSeen?.secondSighting(keyOf(address)) ? Buffer.allocUnsafeSlow(RGBA_BYTES) : undefined;
   }
 
   /** Keeps a tile decoded into a keepBuffer. */
@@ -151,52 +162,63 @@ export class CogTiles {
       const tile = await image.getTile(address.col, address.row);
       return tile ? Buffer.from(tile.bytes) : undefined;
     });
-    if (jpeg) this.#jpegs.set(key, jpeg);
+    if (jpeg && this.#storedSeen.secondSighting(key)) this.#jpegs.set(key, jpeg);
     return jpeg;
   }
 
-  async mask(address: CogTileAddress): Promise<TileMask> {
+  /** The tile's mask, with its stored JPEG when one read brought both (pass it on: it may not be cached). */
+  async masked(address: CogTileAddress): Promise<MaskedTile> {
     const key = keyOf(address);
     const cached = this.#masks.get(key);
-    if (cached) return cached;
-    const mask = await this.#files.with(address.uri, async (cog) => {
+    if (cached) return { mask: cached };
+    return this.#files.with(address.uri, async (cog) => {
       const level = cog.levels[address.level];
       const image = levelImage(level?.image, address);
       // Without a mask every stored tile is whole; a sparse (absent) tile has no pixels either way.
-      if (!level?.mask) return (await image.hasTile(address.col, address.row)) ? FULL : EMPTY;
+      if (!level?.mask) {
+        const mask = (await image.hasTile(address.col, address.row)) ? FULL : EMPTY;
+        this.#masks.set(key, mask);
+        return { mask };
+      }
       const compression = level.mask.value(TiffTag.Compression) as number;
       // The imagery comes with the mask in the same read (GDAL writes them side by side): whoever
       // asked for the mask draws or sends the imagery next, unless a layer above covers it all.
       if (readsImagery(level) && !this.#jpegs.has(key)) {
         const stored = await this.#stored.read(cog, level, address.col, address.row, true);
-        if (stored.jpeg) this.#jpegs.set(key, stored.jpeg);
-        return stored.mask ? classify(unpackMask(stored.mask, compression)) : EMPTY;
+        const mask = stored.mask ? classify(unpackMask(stored.mask, compression)) : EMPTY;
+        const again = this.#storedSeen.secondSighting(key);
+        if (again || mask.kind !== 'partial') this.#masks.set(key, mask);
+        if (again && stored.jpeg) this.#jpegs.set(key, stored.jpeg);
+        return { mask, jpeg: stored.jpeg };
       }
       const tile = await level.mask.getTile(address.col, address.row);
-      if (!tile) return EMPTY;
-      return classify(unpackMask(new Uint8Array(tile.bytes), compression));
+      const mask = tile ? classify(unpackMask(new Uint8Array(tile.bytes), compression)) : EMPTY;
+      // The JPEG is cached (so asked for twice already) or read on its own next, counting the sighting.
+      if (mask.kind !== 'partial' || this.#jpegs.has(key) || this.#storedSeen.seen(key)) this.#masks.set(key, mask);
+      return { mask };
     });
-    this.#masks.set(key, mask);
-    return mask;
   }
 
-  /** Decoded RGBA with alpha 255 (the compositor moves 32-bit words), 256 KiB; undefined for a sparse tile. */
-  async pixels(address: CogTileAddress): Promise<Buffer | undefined> {
+  /**
+   * Decoded RGBA with alpha 255 (the compositor moves 32-bit words), 256 KiB; undefined for a
+   * sparse tile. `jpeg`: the stored tile if the caller has it already (masked()).
+   */
+  async pixels(address: CogTileAddress, jpeg?: Buffer): Promise<Buffer | undefined> {
     const key = keyOf(address);
     const cached = this.#pixels.get(key);
     if (cached) return cached;
     let decoding = this.#decoding.get(key);
     if (!decoding) {
-      decoding = this.#decode(address).finally(() => this.#decoding.delete(key));
+      decoding = this.#decode(address, jpeg).finally(() => this.#decoding.delete(key));
       this.#decoding.set(key, decoding);
     }
     const pixels = await decoding;
-    if (pixels) this.#pixels.set(key, pixels);
+    if (pixels && this.#pixelsSeen?.secondSighting(key)) this.#pixels.set(key, pixels);
     return pixels;
   }
 
-  async #decode(address: CogTileAddress): Promise<Buffer | undefined> {
-    const jpeg = await this.jpeg(address);
+  async #decode(address: CogTileAddress, stored: Buffer | undefined): Promise<Buffer | undefined> {
+    const jpeg = stored ?? (await this.jpeg(address));
     if (!jpeg) return undefined;
     try {
       return await this.#gate.run(() => decodeJpeg(jpeg, 1, TILE_SIZE));

@@ -5,6 +5,7 @@
  * list of a neighbourhood is one cached array until the catalogue changes (tile-candidates.ts), so
  * plans are keyed by that array's identity and a new catalogue answer never meets an old plan.
  */
+import { Doorkeeper } from '../cache/doorkeeper.js';
 import { LruCache } from '../cache/lru.js';
 import type { TileCoord } from '../geo/web-mercator.js';
 import { planTile, type TilePlan, tileEtagSeed } from './planner.js';
@@ -26,11 +27,14 @@ export function freshPlan(tile: TileCoord, candidates: readonly AssetCandidate[]
 export class PlanMemo {
   readonly #listIds = new WeakMap<readonly AssetCandidate[], number>();
   readonly #plans: LruCache<MemoPlan>;
+  /** A plan is kept from its tile's second request (doorkeeper.ts: most tiles an origin draws are asked for once). */
+  readonly #asked: Doorkeeper;
   #nextListId = 0;
 
   /** `maxPlans`: a plan is about a kilobyte. */
   constructor(maxPlans = 65_536) {
     this.#plans = new LruCache({ maxEntries: maxPlans });
+    this.#asked = new Doorkeeper(maxPlans);
   }
 
   plan(tile: TileCoord, candidates: readonly AssetCandidate[]): MemoPlan {
@@ -43,7 +47,7 @@ export class PlanMemo {
     let memo = this.#plans.get(key);
     if (!memo) {
       memo = freshPlan(tile, candidates);
-      this.#plans.set(key, memo);
+      if (this.#asked.secondSighting(key)) this.#plans.set(key, memo);
     }
     return memo;
   }

@@ -7,7 +7,7 @@ import type { Asset } from '../catalogue/survey.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import { AnswerBuffers } from './answer-buffers.js';
 import { TileCanvas } from './canvas.js';
-import { type CogTileAddress, type CogTiles, TILE_PIXELS, type TileMask } from './cog-tiles.js';
+import { type CogTileAddress, type CogTiles, type MaskedTile, TILE_PIXELS } from './cog-tiles.js';
 import { contentTypeOf, type EncodedFormat, encodeTile } from './encode.js';
 import { chooseLayers } from './layer-stack.js';
 import type { Rotation } from './panorama.js';
@@ -101,11 +101,14 @@ export class TileRenderer {
   ): Promise<RenderedTile | undefined> {
     const layers = plan.layers.map(layerReads);
     // Masks are small and cached: ask for all of them at once rather than one round trip per layer.
-    const masks = await Promise.all(layers.map((reads) => Promise.all(reads.map((r) => this.#tiles.mask(r.address)))));
+    const masks = await Promise.all(
+      layers.map((reads) => Promise.all(reads.map((r) => this.#tiles.masked(r.address)))),
+    );
 
     const first = plan.layers[0];
-    if (first?.passThrough && masks[0]?.[0]?.kind === 'full' && rotation === 0 && format !== 'png') {
-      const jpeg = await this.#tiles.jpeg((layers[0] as LayerRead[])[0]?.address as CogTileAddress);
+    const firstTile = masks[0]?.[0];
+    if (first?.passThrough && firstTile?.mask.kind === 'full' && rotation === 0 && format !== 'png') {
+      const jpeg = firstTile.jpeg ?? (await this.#tiles.jpeg((layers[0] as LayerRead[])[0]?.address as CogTileAddress));
       if (jpeg)
         return { body: jpeg, contentType: 'image/jpeg', surveyIds: [first.candidate.surveyId], passThrough: true };
     }
@@ -139,15 +142,19 @@ export class TileRenderer {
     return tile;
   }
 
-  async #stack(plan: TilePlan<AssetCandidate>, layers: LayerRead[][], masks: TileMask[][]): Promise<Drawn | undefined> {
-    const choice = chooseLayers(masks.map((layer) => layer[0] as TileMask));
+  async #stack(
+    plan: TilePlan<AssetCandidate>,
+    layers: LayerRead[][],
+    masks: MaskedTile[][],
+  ): Promise<Drawn | undefined> {
+    const choice = chooseLayers(masks.map((layer) => (layer[0] as MaskedTile).mask));
     if (choice.covered === 0) return undefined;
     // More layers than the encoder composites (ragged surveys piled up): the general path draws any number.
     if (choice.used.length > MAX_STACK_LAYERS) return this.#composite(plan, layers, masks);
     const stack = await Promise.all(
       choice.used.map((index) => {
-        const mask = (masks[index] as TileMask[])[0] as TileMask;
-        return this.#layer(((layers[index] as LayerRead[])[0] as LayerRead).address, mask);
+        const tile = (masks[index] as MaskedTile[])[0] as MaskedTile;
+        return this.#layer(((layers[index] as LayerRead[])[0] as LayerRead).address, tile);
       }),
     );
     // A sparse imagery tile under a mask that says "data" would be a broken COG; draw it the slow, careful way.
@@ -177,8 +184,8 @@ export class TileRenderer {
    * else its stored JPEG, which the encoder decodes on its own thread straight onto the composite
    * (or into a buffer to keep, when the tile cache wants it: cog-tiles.ts). undefined: a sparse tile.
    */
-  async #layer(address: CogTileAddress, tileMask: TileMask): Promise<PictureLayer | undefined> {
-    const mask = tileMask.kind === 'partial' ? tileMask.bits : undefined;
+  async #layer(address: CogTileAddress, tile: MaskedTile): Promise<PictureLayer | undefined> {
+    const mask = tile.mask.kind === 'partial' ? tile.mask.bits : undefined;
     const cached = this.#tiles.cachedPixels(address);
     if (cached) return { pixels: cached, mask };
     const pending = this.#tiles.pendingPixels(address);
@@ -186,7 +193,7 @@ export class TileRenderer {
       const pixels = await pending;
       return pixels && { pixels, mask };
     }
-    const jpeg = await this.#tiles.jpeg(address);
+    const jpeg = tile.jpeg ?? (await this.#tiles.jpeg(address));
     if (!jpeg) return undefined;
     const keep = this.#tiles.keepBuffer(address);
     return keep ? { jpeg, pixels: keep, mask } : { jpeg, mask };
@@ -195,13 +202,13 @@ export class TileRenderer {
   async #composite(
     plan: TilePlan<AssetCandidate>,
     layers: LayerRead[][],
-    masks: TileMask[][],
+    masks: MaskedTile[][],
   ): Promise<Drawn | undefined> {
     const canvas = new TileCanvas();
     const surveyIds: string[] = [];
     for (let index = 0; index < layers.length && !canvas.full; index++) {
       const layer = plan.layers[index] as PlannedLayer<AssetCandidate>;
-      const drew = await this.#drawLayer(canvas, layer, layers[index] as LayerRead[], masks[index] as TileMask[]);
+      const drew = await this.#drawLayer(canvas, layer, layers[index] as LayerRead[], masks[index] as MaskedTile[]);
       if (drew > 0 && !surveyIds.includes(layer.candidate.surveyId)) surveyIds.push(layer.candidate.surveyId);
     }
     return canvas.filled === 0 ? undefined : { picture: canvas.rgba, full: canvas.full, surveyIds };
@@ -210,16 +217,20 @@ export class TileRenderer {
     canvas: TileCanvas,
     layer: PlannedLayer<AssetCandidate>,
     reads: LayerRead[],
-    masks: TileMask[],
+    masks: MaskedTile[],
   ): Promise<number> {
     // Decodes of one layer in parallel (an underzoomed layer needs up to 16 tiles); drawing keeps order.
-    const wanted = reads.map((read, i) => ((masks[i] as TileMask).kind === 'empty' ? undefined : read));
-    const pixels = await Promise.all(wanted.map((read) => (read ? this.#tiles.pixels(read.address) : undefined)));
+    const pixels = await Promise.all(
+      reads.map((read, i) => {
+        const tile = masks[i] as MaskedTile;
+        return tile.mask.kind === 'empty' ? undefined : this.#tiles.pixels(read.address, tile.jpeg);
+      }),
+    );
     let drew = 0;
     for (let i = 0; i < reads.length; i++) {
       const tile = pixels[i];
       const { read } = reads[i] as LayerRead;
-      if (tile) drew += canvas.draw(tile, masks[i] as TileMask, read.source, read.target, layer.scale);
+      if (tile) drew += canvas.draw(tile, (masks[i] as MaskedTile).mask, read.source, read.target, layer.scale);
     }
     return drew;
   }

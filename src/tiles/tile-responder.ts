@@ -13,6 +13,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ApiKeyLookup } from '../accounts/index.js';
 import { usageMonthOf } from '../accounts/index.js';
+import { Doorkeeper } from '../cache/doorkeeper.js';
 import { LruCache } from '../cache/lru.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { surveyMatches } from '../catalogue/survey-filters.js';
@@ -114,6 +115,8 @@ export class TileResponder {
     maxWeight: REMEMBERED_BYTES,
     weigh: (tile) => tile.rendered.body.byteLength + 512,
   });
+  /** A pass-through answer is remembered from its second request (doorkeeper.ts). */
+  readonly #asked = new Doorkeeper(REMEMBERED_TILES);
 
   constructor(parts: TileResponderParts) {
     this.#engine = parts.engine;
@@ -191,7 +194,8 @@ export class TileResponder {
       timings.push(['render', elapsed(rendering)]);
     }
     if (!rendered) throw empty();
-    if (memo && rendered.passThrough) this.#remembered.set(key, { catalogueMarker, etag, rendered });
+    if (memo && rendered.passThrough && this.#asked.secondSighting(key))
+      this.#remembered.set(key, { catalogueMarker, etag, rendered });
 
     // Which path answered, for people (and benchmarks) reading Server-Timing.
     timings.push([rendered.passThrough ? 'passthrough' : 'composite', 0]);

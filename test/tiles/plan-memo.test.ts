@@ -18,14 +18,29 @@ describe('PlanMemo', () => {
     const memo = new PlanMemo(10);
     const tile = { z: 18, x: 17000 * 4 + 1, y: 27000 * 4 + 1 };
     const list = [candidate('a', asset) as AssetCandidate];
+    memo.plan(tile, list);
     const first = memo.plan(tile, list);
     assert.equal(first.plan.layers.length, 1);
-    assert.equal(memo.plan(tile, list), first, 'remembered');
+    assert.equal(memo.plan(tile, list), first, 'remembered from the second request on');
     // The catalogue changed: a new list (here a newer version) must not reuse the old plan.
     const newer = [{ ...candidate('a', asset, 2) } as AssetCandidate];
+    memo.plan(tile, newer);
     const second = memo.plan(tile, newer);
     assert.notEqual(second, first);
     assert.notEqual(second.seed, first.seed, 'the ETag seed follows the version');
     assert.equal(memo.plan({ ...tile, x: tile.x + 1 }, list).plan.tile.x, tile.x + 1);
+  });
+
+  it('keeps a plan from its second request: a stream of tiles asked for once evicts nothing', () => {
+    const memo = new PlanMemo(10);
+    const tile = { z: 18, x: 17000 * 4 + 1, y: 27000 * 4 + 1 };
+    const list = [candidate('a', asset) as AssetCandidate];
+    const once = memo.plan(tile, list);
+    const kept = memo.plan(tile, list);
+    assert.notEqual(kept, once, 'a tile asked for once is planned, not kept');
+    assert.deepEqual(kept.plan, once.plan);
+    for (let i = 0; i < 40; i++)
+      memo.plan({ ...tile, y: tile.y + 1 + (i % 3), x: tile.x + 1 + Math.floor(i / 3) }, list);
+    assert.equal(memo.plan(tile, list), kept, 'forty tiles seen once did not push it out of a memo of ten');
   });
 });
