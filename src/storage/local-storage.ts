@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Source } from '@cogeotiff/core';
 import { readCached } from './page-cache-read.js';
-import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
+import { type IntoSource, isKey, type StoredObject, type SurveyStorage } from './storage.js';
 
 /**
  * The most bytes copied from the page cache on the event loop in one read (a tile and its mask are
@@ -19,7 +19,7 @@ import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
 const MAX_CACHED_READ = 1024 * 1024;
 
 /** A local file's byte ranges; the handle is opened at the first read and closed by close(). */
-class FileSource implements Source {
+class FileSource implements IntoSource {
   readonly url: URL;
   readonly #path: string;
   #handle: Promise<FileHandle> | undefined;
@@ -32,22 +32,31 @@ class FileSource implements Source {
   }
 
   async fetch(offset: number, length?: number): Promise<ArrayBuffer> {
-    this.#handle ??= open(this.#path, 'r');
-    const handle = await this.#handle;
-    const size = length ?? (await handle.stat()).size - offset;
+    const size = length ?? (await (await this.#open()).stat()).size - offset;
     // A buffer of its own (not a slice of Node's shared pool), so that its ArrayBuffer is the answer, uncopied.
     const buffer = Buffer.allocUnsafeSlow(size);
+    const total = await this.fetchInto(offset, buffer);
+    return total === size ? buffer.buffer : buffer.buffer.slice(0, total);
+  }
+
+  async fetchInto(offset: number, into: Uint8Array): Promise<number> {
+    const handle = await this.#open();
+    const size = into.byteLength;
     // What the page cache holds is copied at once (page-cache-read.ts says why); the rest, if any, on the pool.
     let done = 0;
     if (this.#cachedReads && size <= MAX_CACHED_READ) {
-      const cached = readCached(handle.fd, buffer, offset);
+      const cached = readCached(handle.fd, into, offset);
       if (cached === undefined) this.#cachedReads = false;
       else done = cached;
     }
-    if (done === size) return buffer.buffer;
-    const { bytesRead } = await handle.read(buffer, done, size - done, offset + done);
-    const total = done + bytesRead;
-    return total === size ? buffer.buffer : buffer.buffer.slice(0, total);
+    if (done === size) return size;
+    const { bytesRead } = await handle.read(into, done, size - done, offset + done);
+    return done + bytesRead;
+  }
+
+  #open(): Promise<FileHandle> {
+    this.#handle ??= open(this.#path, 'r');
+    return this.#handle;
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,20 @@
 import type { Source } from '@cogeotiff/core';
 import { NadirError } from '../errors.js';
 
+/**
+ * A Source that can also read straight into the caller's buffer: the tile reader then puts a
+ * tile's JPEG tables and its bytes in one buffer, with no buffer of the source's own per read and
+ * no copy (local files). Sources without it are read with `fetch` and copied.
+ */
+export interface IntoSource extends Source {
+  /** Fills `into` with the bytes from `offset`; resolves to how many there were (fewer at the end of the file). */
+  fetchInto(offset: number, into: Uint8Array): Promise<number>;
+}
+
+export function readsInto(source: Source): source is IntoSource {
+  return typeof (source as Partial<IntoSource>).fetchInto === 'function';
+}
+
 export interface StoredObject {
   key: string;
   /** When it was written; what garbage collection's grace period is measured against. */

@@ -8,7 +8,7 @@
  */
 import { type Source, Tiff, type TiffImage, TiffTag } from '@cogeotiff/core';
 import { LruCache } from '../cache/lru.js';
-import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
+import { type IntoSource, readsInto, type SurveyStorage, storageUnavailable } from '../storage/storage.js';
 
 /** TIFF SubFileType bit 2: this IFD is a transparency mask (GDAL's internal mask). */
 const SUBFILE_MASK = 4;
@@ -45,6 +45,23 @@ export class OpenCog {
     return new Uint8Array(bytes, 0, length);
   }
 
+  /**
+   * Fills `into` with the file's bytes from `offset`: straight into it when the source can (local
+   * files), else a copy of what `fetch` answers.
+   */
+  async readInto(offset: number, into: Uint8Array): Promise<void> {
+    const source = this.#source;
+    const length = into.byteLength;
+    let read: number;
+    if (readsInto(source)) read = await source.fetchInto(offset, into);
+    else {
+      const bytes = await source.fetch(offset, length);
+      read = Math.min(bytes.byteLength, length);
+      into.set(new Uint8Array(bytes, 0, read));
+    }
+    if (read < length) throw new Error(`${this.uri}: ${length} bytes at ${offset} read as ${read}`);
+  }
+
   /** True once the handle is closed: a caller still holding this object must open the file again. */
   get closed(): boolean {
     return this.#closed;
@@ -76,14 +93,20 @@ export class OpenCog {
 
 /** The storage's source of `location`, its failures turned into STORAGE_UNAVAILABLE. */
 function failingAsUnavailable(location: string, source: Source): Source {
-  return {
+  const unavailable = (error: unknown) => {
+    throw storageUnavailable(location, error);
+  };
+  const wrapped: Source = {
     url: source.url,
-    fetch: (offset, length) =>
-      source.fetch(offset, length).catch((error: unknown) => {
-        throw storageUnavailable(location, error);
-      }),
+    fetch: (offset, length) => source.fetch(offset, length).catch(unavailable),
     close: () => source.close?.() ?? Promise.resolve(),
   };
+  if (!readsInto(source)) return wrapped;
+  const into: IntoSource = {
+    ...wrapped,
+    fetchInto: (offset, bytes) => source.fetchInto(offset, bytes).catch(unavailable),
+  };
+  return into;
 }
 
 function isMask(image: TiffImage): boolean {

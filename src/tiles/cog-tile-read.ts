@@ -1,9 +1,10 @@
 /**
  * A COG tile's stored bytes, read the way GDAL lays them out: its mask tile right after its
  * imagery tile (a few bytes of GDAL's ghost area between), so one read fetches both; and the
- * JPEG's tables (the TIFF JPEGTables tag) put in front of the tile's own bytes with one copy.
- * A cold composite tile needs the mask and the imagery of each layer: two reads instead of four,
- * and none of the four copies @cogeotiff/core's getTile makes of each tile.
+ * JPEG's tables (the TIFF JPEGTables tag) in front of the tile's own bytes, read straight behind
+ * them. A cold composite tile needs the mask and the imagery of each layer: two reads instead of
+ * four, and one buffer per layer instead of the four copies @cogeotiff/core's getTile makes of each
+ * tile (under cold load, each buffer allocated per tile was work for V8's garbage collector).
  */
 import { type TiffImage, TiffTag } from '@cogeotiff/core';
 import type { CogLevel, OpenCog } from './cog-files.js';
@@ -12,15 +13,6 @@ import type { CogLevel, OpenCog } from './cog-files.js';
 const COMPRESSION_JPEG = 7;
 /** Read as one when the mask starts at most this far after the imagery's end. */
 const MAX_GAP_BYTES = 64 * 1024;
-
-/** A whole JPEG from a tile's bytes: the tables (no end-of-image marker), then the tile without its start-of-image marker. */
-function withTables(tables: Buffer | null, bytes: Uint8Array): Buffer {
-  if (!tables) return Buffer.from(bytes);
-  const jpeg = Buffer.allocUnsafe(tables.length + bytes.length - 2);
-  tables.copy(jpeg, 0);
-  jpeg.set(bytes.subarray(2), tables.length);
-  return jpeg;
-}
 
 /** Whether this reader handles the level's imagery (JPEG tiles, as nadir's ingest writes them). */
 export function readsImagery(level: CogLevel): boolean {
@@ -50,10 +42,23 @@ export class StoredTileReader {
   }
 
   /** The imagery tile (col, row) of `level` and, with `withMask`, its mask tile, in as few reads as the layout allows. */
-  async read(cog: OpenCog, level: CogLevel, col: number, row: number, withMask: boolean): Promise<StoredTile> {
-    const stored = await readStoredTile(cog, level, col, row, withMask);
-    return { jpeg: stored.imagery && withTables(this.#jpegTables(level.image), stored.imagery), mask: stored.mask };
+  read(cog: OpenCog, level: CogLevel, col: number, row: number, withMask: boolean): Promise<StoredTile> {
+    return readStoredTile(cog, level, col, row, withMask, this.#jpegTables(level.image));
   }
+}
+
+/**
+ * Reads `length` bytes at `offset` into a new buffer behind the JPEG tables (when the level has
+ * them), so that the tables and the tile's bytes are one whole JPEG without copying the tile: the
+ * tile's own start-of-image marker lands on the tables' last two bytes, and the tables are
+ * written over it.
+ */
+async function readBehindTables(cog: OpenCog, tables: Buffer | null, offset: number, length: number): Promise<Buffer> {
+  const front = tables ? tables.length - 2 : 0;
+  const bytes = Buffer.allocUnsafeSlow(front + length);
+  await cog.readInto(offset, bytes.subarray(front));
+  tables?.copy(bytes, 0);
+  return bytes;
 }
 
 async function readStoredTile(
@@ -62,28 +67,30 @@ async function readStoredTile(
   col: number,
   row: number,
   withMask: boolean,
-): Promise<{ imagery: Uint8Array | undefined; mask: Uint8Array | undefined }> {
+  tables: Buffer | null,
+): Promise<StoredTile> {
   const index = row * level.image.tileCount.x + col;
   const maskIfd = withMask ? level.mask : undefined;
   const [image, mask] = await Promise.all([level.image.getTileSize(index), maskIfd?.getTileSize(index)]);
   const imageEnd = image.offset + image.imageSize;
+  const front = tables ? tables.length - 2 : 0;
   const both =
     image.imageSize > 0 &&
     mask !== undefined &&
     mask.imageSize > 0 &&
     mask.offset >= imageEnd &&
     mask.offset - imageEnd <= MAX_GAP_BYTES;
-  let imageBytes: Uint8Array | undefined;
-  let maskBytes: Uint8Array | undefined;
   if (both) {
-    const bytes = await cog.read(image.offset, mask.offset + mask.imageSize - image.offset);
-    imageBytes = bytes.subarray(0, image.imageSize);
-    maskBytes = bytes.subarray(mask.offset - image.offset);
-  } else {
-    [imageBytes, maskBytes] = await Promise.all([
-      image.imageSize > 0 ? cog.read(image.offset, image.imageSize) : undefined,
-      mask && mask.imageSize > 0 ? cog.read(mask.offset, mask.imageSize) : undefined,
-    ]);
+    // The mask's bytes stay in the same buffer as the JPEG (a cached JPEG keeps those few KiB too).
+    const bytes = await readBehindTables(cog, tables, image.offset, mask.offset + mask.imageSize - image.offset);
+    return {
+      jpeg: bytes.subarray(0, front + image.imageSize),
+      mask: bytes.subarray(front + mask.offset - image.offset),
+    };
   }
-  return { imagery: imageBytes, mask: maskBytes };
+  const [jpeg, maskBytes] = await Promise.all([
+    image.imageSize > 0 ? readBehindTables(cog, tables, image.offset, image.imageSize) : undefined,
+    mask && mask.imageSize > 0 ? cog.read(mask.offset, mask.imageSize) : undefined,
+  ]);
+  return { jpeg, mask: maskBytes };
 }
