@@ -52,6 +52,13 @@ export interface WrkResult {
   transferPerSec: number;
   /** Answers by status code, counted in Lua: the way to assert "all 200" or "all 304". */
   statuses: Record<string, number>;
+  /**
+   * A `once` run whose threads all walked their share before `seconds`: the seconds from the first
+   * request to the last thread's stop. wrk itself divides by the whole `seconds` (its main thread
+   * sleeps that long whatever its threads do), which would cap the rate at the list's length over
+   * `seconds`; `requestsPerSecond` is then requests over this time instead.
+   */
+  walkedSeconds?: number;
   /** wrk's own output, for the record. */
   output: string;
 }
@@ -88,6 +95,23 @@ local prepared = {}
 local index = 0
 statuses = {}
 
+-- A monotonic clock through LuaJIT's FFI (Debian's wrk runs on LuaJIT): when the threads began and
+-- stopped walking a 'once' list. Globals, so that done() can read them from each thread.
+local now = nil
+do
+  local ok, ffi = pcall(require, "ffi")
+  if ok then
+    ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } nadir_timespec; int clock_gettime(int, nadir_timespec *); ]]
+    local spec = ffi.new("nadir_timespec")
+    now = function()
+      ffi.C.clock_gettime(1, spec)
+      return tonumber(spec.tv_sec) + tonumber(spec.tv_nsec) / 1e9
+    end
+  end
+end
+began = 0
+stopped = 0
+
 local once = ${once ? 'true' : 'false'}
 
 function init(args)
@@ -101,7 +125,9 @@ function init(args)
 end
 
 function request()
+  if now and began == 0 then began = now() end
   if once and index >= #prepared then
+    if now and stopped == 0 then stopped = now() end
     wrk.thread:stop()
     return prepared[#prepared]
   end
@@ -116,11 +142,18 @@ end
 
 function done(summary, latency, requests)
   local total = {}
+  local first, last, all = nil, 0, true
   for _, thread in ipairs(threads) do
     for status, count in pairs(thread:get("statuses")) do
       total[status] = (total[status] or 0) + count
     end
+    local b, s = thread:get("began"), thread:get("stopped")
+    if b == 0 or s == 0 then all = false else
+      first = math.min(first or b, b)
+      last = math.max(last, s)
+    end
   end
+  if once and all and first then io.write(string.format("WRK_WALKED %.6f\\n", last - first)) end
   local parts = {}
   for status, count in pairs(total) do
     table.insert(parts, string.format('"%s":%d', status, count))
@@ -146,11 +179,15 @@ export function parseWrk(output: string): Omit<WrkResult, 'output'> {
   const transfer = /^Transfer\/sec:\s+([\d.]+)([KMGT]?)B$/m.exec(output);
   const statuses = /^WRK_STATUSES (.*)$/m.exec(output);
   const rps = /^Requests\/sec:\s+([\d.]+)$/m.exec(output);
+  const walked = /^WRK_WALKED ([\d.]+)$/m.exec(output);
   if (!totals || !rps || !statuses) throw new Error(`unexpected wrk output:\n${output}`);
+  const requests = Number(totals[1]);
+  const walkedSeconds = walked ? Number(walked[1]) : undefined;
   return {
-    requests: Number(totals[1]),
+    requests,
     seconds: ms(totals[2]) / 1000,
-    requestsPerSecond: Number(rps[1]),
+    requestsPerSecond: walkedSeconds ? requests / walkedSeconds : Number(rps[1]),
+    walkedSeconds,
     p50Ms: latency('50'),
     p75Ms: latency('75'),
     p90Ms: latency('90'),

@@ -231,9 +231,5 @@ async function coldRun(
   const before = await sampleCpu(running.groups);
   const point = await measureOnce(target, connections, round, { ...settings, warmupSeconds: 0, once: true });
   const cpu = cpuBetween(before, await sampleCpu(running.groups));
-  const walked =
-    point.endedAt !== undefined && point.startedAt !== undefined
-      ? point.endedAt - point.startedAt < settings.seconds * 1000 - 200
-      : false;
-  return { ...point, format, cpu, load, walked };
+  return { ...point, format, cpu, load, walked: point.walkedSeconds !== undefined };
 }

@@ -29,6 +29,8 @@ export interface Point {
   requests: number;
   transferPerSec: number;
   statuses: Record<string, number>;
+  /** A `once` run that walked its whole list early: the seconds the walk took (wrk.ts). */
+  walkedSeconds?: number;
   /** Set when the run failed its status assertion (or wrk failed): the point's figures are not used. */
   error?: string;
   /** When the measured run started and ended, epoch ms (to cut a CPU profile to it). */
@@ -47,8 +49,9 @@ export interface MatrixOptions {
 }
 
 function pointOf(target: Target, connections: number, round: number, result: WrkResult): Point {
-  const { requestsPerSecond, p50Ms, p90Ms, p99Ms, maxMs, requests, transferPerSec, statuses } = result;
+  const { requestsPerSecond, p50Ms, p90Ms, p99Ms, maxMs, requests, transferPerSec, statuses, walkedSeconds } = result;
   return {
+    walkedSeconds,
     target: target.id,
     connections,
     round,
