@@ -200,6 +200,7 @@ export function coldSection(raw: ColdRaw): Section {
       `${raw.machine.cpus} cores (${raw.machine.model}), shared with wrk and other work; load ${raw.machine.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${raw.machine.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`,
       `Two surveys over one 16,384 px square at 7.5 cm (bench/tiles/cold-data.ts): the newer one striped with gaps every 36 m, a ragged edge and holes, over a full older one. ${raw.measuredTiles} composite tiles drawn from both (${zooms}), shuffled, each asked for once per run; ${raw.settings.warmupTiles} more set aside for a ${raw.settings.warmupSeconds} s warm-up before each run.`,
       `nadir is started afresh for every run (tile cache ${raw.settings.defaultCacheMb} MB, its default, and 0); MapServer (2 FastCGI processes behind nginx) and the rasterio tiler (2 gunicorn workers) draw the same tiles from the same two COGs with GDAL_CACHEMAX=${raw.settings.gdalCacheMb}. Largest mean |pixel difference| from nadir's tile over 3 tiles: ${differences}.`,
+      `Each run lasts ${raw.settings.seconds} s or until the list is walked, whichever comes first (${walkedRuns(raw)}); a walked run's tiles/s is its requests over the time from its first request to its last thread's stop (bench/load/wrk.ts: wrk's own rate divides by the whole ${raw.settings.seconds} s).`,
       `Measured in ${(raw.seconds / 60).toFixed(1)} min.`,
     ],
     goals: goals(raw),
@@ -214,4 +215,9 @@ export function coldSection(raw: ColdRaw): Section {
     failures,
     raw,
   };
+}
+
+function walkedRuns(raw: ColdRaw): string {
+  const walked = raw.points.filter((point) => point.walked).length;
+  return `${walked} of ${raw.points.length} runs walked it`;
 }
