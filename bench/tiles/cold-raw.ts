@@ -34,8 +34,6 @@ export interface ColdPoint extends Point {
   cpu: CpuSample;
   /** 1-minute load average when the run started. */
   load: number;
-  /** Whether the run ended by walking the whole list before `seconds` (its rate is then over the walk: wrk.ts). */
-  walked: boolean;
 }
 
 export interface ColdProfile {

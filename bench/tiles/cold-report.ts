@@ -218,6 +218,6 @@ export function coldSection(raw: ColdRaw): Section {
 }
 
 function walkedRuns(raw: ColdRaw): string {
-  const walked = raw.points.filter((point) => point.walked).length;
+  const walked = raw.points.filter((point) => point.walkedSeconds !== undefined).length;
   return `${walked} of ${raw.points.length} runs walked it`;
 }

@@ -231,5 +231,5 @@ async function coldRun(
   const before = await sampleCpu(running.groups);
   const point = await measureOnce(target, connections, round, { ...settings, warmupSeconds: 0, once: true });
   const cpu = cpuBetween(before, await sampleCpu(running.groups));
-  return { ...point, format, cpu, load, walked: point.walkedSeconds !== undefined };
+  return { ...point, format, cpu, load };
 }
