@@ -52,9 +52,11 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'timing-allow-origin': '*',
 };
 
+const CORS_HEADER_PAIRS: readonly string[] = Object.entries(CORS_HEADERS).flat();
+
 /** The headers every answer starts with, as name, value, ... (for answers written without fastify). */
 export function standardHeaderPairs(requestId: string): string[] {
-  return ['x-request-id', requestId, ...Object.entries(CORS_HEADERS).flat()];
+  return ['x-request-id', requestId, ...CORS_HEADER_PAIRS];
 }
 
 /** One Server-Timing entry. */

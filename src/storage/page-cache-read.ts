@@ -20,6 +20,6 @@ interface PageReadAddon {
  * system cannot tell what is cached (then ask no more for that file).
  */
 export function readCached(fd: number, buffer: Uint8Array, position: number): number | undefined {
-  const read = nativeAddon<PageReadAddon>().readCached(fd, buffer, position);
+  const read = nativeAddon<PageReadAddon>('tile-codec').readCached(fd, buffer, position);
   return read < 0 ? undefined : read;
 }

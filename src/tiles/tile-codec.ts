@@ -92,7 +92,7 @@ function split(picture: Picture): [AddonPicture, AddonMasks, AddonJpegs] {
   return [layers.map((layer) => layer.pixels), layers.map((layer) => layer.mask), jpegs];
 }
 
-const load = (): Addon => nativeAddon<Addon>();
+const load = (): Addon => nativeAddon<Addon>('tile-codec');
 
 /**
  * Baseline JPEG, YCbCr 4:2:0, standard Huffman tables, of `picture` (alpha ignored), whose buffers

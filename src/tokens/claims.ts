@@ -26,8 +26,15 @@ const FIXED_BYTES = 1 + TOKEN_ID_BYTES + 5 * 8;
 const MAX_STRING_BYTES = 255;
 const TOKEN_ID_PATTERN = /^[0-9a-f]{32}$/;
 
-/** Throws INTERNAL for claims our own code should never produce (they could not be decoded). */
-export function encodeClaims(claims: TransactionClaims): Buffer {
+/** The most bytes encodeClaimsInto writes. */
+export const MAX_CLAIMS_BYTES = FIXED_BYTES + 2 * (1 + MAX_STRING_BYTES);
+
+/**
+ * Writes the claims' plaintext at the start of `target` (MAX_CLAIMS_BYTES at least) and returns
+ * its length: the token codec keeps one buffer for every token it issues. Throws INTERNAL for
+ * claims our own code should never produce (they could not be decoded).
+ */
+export function encodeClaimsInto(claims: TransactionClaims, target: Buffer): number {
   if (!TOKEN_ID_PATTERN.test(claims.tokenId)) throw claimsBug('tokenId must be 32 hex characters');
   const numbers = [
     claims.issuedAt.getTime(),
@@ -37,17 +44,12 @@ export function encodeClaims(claims: TransactionClaims): Buffer {
     claims.aoi.radius,
   ];
   if (!numbers.every(Number.isFinite)) throw claimsBug('times and AOI must be finite numbers');
-  const accountId = shortString(claims.accountId, 'accountId');
-  const keyId = shortString(claims.keyId, 'keyId');
-  const buffer = Buffer.alloc(FIXED_BYTES + 1 + accountId.length + 1 + keyId.length);
-  let offset = buffer.writeUInt8(CLAIMS_VERSION, 0);
-  offset += Buffer.from(claims.tokenId, 'hex').copy(buffer, offset);
-  for (const value of numbers) offset = buffer.writeDoubleBE(value, offset);
-  offset = buffer.writeUInt8(accountId.length, offset);
-  offset += accountId.copy(buffer, offset);
-  offset = buffer.writeUInt8(keyId.length, offset);
-  keyId.copy(buffer, offset);
-  return buffer;
+  if (target.length < MAX_CLAIMS_BYTES) throw claimsBug(`the buffer must hold ${MAX_CLAIMS_BYTES} bytes`);
+  let offset = target.writeUInt8(CLAIMS_VERSION, 0);
+  offset += target.write(claims.tokenId, offset, 'hex');
+  for (const value of numbers) offset = target.writeDoubleBE(value, offset);
+  offset = writeShortString(target, offset, claims.accountId, 'accountId');
+  return writeShortString(target, offset, claims.keyId, 'keyId');
 }
 
 /**
@@ -87,12 +89,14 @@ export function decodeClaims(plaintext: Buffer): TransactionClaims | undefined {
   };
 }
 
-function shortString(value: string, field: string): Buffer {
-  const bytes = Buffer.from(value, 'utf8');
-  if (bytes.length === 0 || bytes.length > MAX_STRING_BYTES) {
+/** A length byte and the UTF-8 bytes of `value`, at `offset`; the offset after them. */
+function writeShortString(target: Buffer, offset: number, value: string, field: string): number {
+  const length = Buffer.byteLength(value, 'utf8');
+  if (length === 0 || length > MAX_STRING_BYTES) {
     throw claimsBug(`${field} must be 1-${MAX_STRING_BYTES} bytes of UTF-8`);
   }
-  return bytes;
+  target.writeUInt8(length, offset);
+  return offset + 1 + target.write(value, offset + 1, 'utf8');
 }
 
 function claimsBug(problem: string): NadirError {

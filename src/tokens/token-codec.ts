@@ -1,8 +1,9 @@
-import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { NadirError } from '../errors.js';
 import type { Aoi } from '../geo/aoi.js';
-import { decodeClaims, encodeClaims, type TransactionClaims } from './claims.js';
+import { type AesGcm, nativeAesGcm } from './aes-gcm.js';
+import { decodeClaims, encodeClaimsInto, MAX_CLAIMS_BYTES, type TransactionClaims } from './claims.js';
 import { isValidSecretId, TOKEN_SECRET_BYTES, type TokenKeyring } from './keyring.js';
 
 /**
@@ -13,12 +14,12 @@ import { isValidSecretId, TOKEN_SECRET_BYTES, type TokenKeyring } from './keyrin
  *   additional authenticated data, so moving a body under another version or secret id fails.
  * Random IVs are safe for about 2^32 tokens per secret (NIST SP 800-38D); rotate long before.
  * Encryption, not just a signature: the token carries the account and key ids, which a
- * readable JWT would disclose to anyone who sees the URL.
+ * readable JWT would disclose to anyone who sees the URL. The cipher is OpenSSL's, through the
+ * token-seal addon (aes-gcm.ts): the bytes are node:crypto's, without an object per token.
  */
 export const TOKEN_FORMAT_PREFIX = 't1';
 export const TOKEN_VALIDITY_MS = 30 * 24 * 60 * 60 * 1000;
 
-const CIPHER = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 /** Far above any token we issue (~200 chars); checked before any decoding work is done. */
@@ -56,18 +57,20 @@ export type TokenRejection =
 /**
  * Random bytes from the CSPRNG, drawn 4 KiB at a time: two small randomBytes calls per token cost
  * about as much as its encryption. Every byte is handed out once. The slice is only valid until
- * the next call refills the pool, so callers use it at once (hex, the cipher, a concat).
+ * the next call refills the pool, so callers use it at once (hex, the cipher, a copy).
  */
-const randomPool = Buffer.alloc(4096);
-let randomOffset = randomPool.length;
+class RandomPool {
+  readonly #pool = Buffer.allocUnsafeSlow(4096);
+  #offset = this.#pool.length;
 
-function pooledRandom(bytes: number): Buffer {
-  if (randomOffset + bytes > randomPool.length) {
-    randomFillSync(randomPool);
-    randomOffset = 0;
+  take(bytes: number): Buffer {
+    if (this.#offset + bytes > this.#pool.length) {
+      randomFillSync(this.#pool);
+      this.#offset = 0;
+    }
+    this.#offset += bytes;
+    return this.#pool.subarray(this.#offset - bytes, this.#offset);
   }
-  randomOffset += bytes;
-  return randomPool.subarray(randomOffset - bytes, randomOffset);
 }
 
 export function invalidToken(reason: TokenRejection, message: string): NadirError {
@@ -75,13 +78,21 @@ export function invalidToken(reason: TokenRejection, message: string): NadirErro
 }
 
 export class TokenCodec {
-  readonly #currentSecretId: string;
+  /** `t1.<current secret id>`: every new token starts with it. */
+  readonly #currentHeaderText: string;
   readonly #currentSecret: Uint8Array;
   /** `t1.<current secret id>` as bytes: the additional authenticated data of every new token. */
   readonly #currentHeader: Buffer;
   readonly #secrets: ReadonlyMap<string, Uint8Array>;
+  /** `t1.<secret id>` as bytes for every listed secret: the additional data to open its tokens with. */
+  readonly #headers: ReadonlyMap<string, Buffer>;
   readonly #now: Clock;
   readonly #validityMs: number;
+  readonly #aesGcm: AesGcm;
+  readonly #random = new RandomPool();
+  /** Kept for the codec's life: a token's plaintext and sealed bytes pass through these, nothing new per token. */
+  readonly #plaintext = Buffer.allocUnsafeSlow(MAX_CLAIMS_BYTES);
+  readonly #sealed = Buffer.allocUnsafeSlow(IV_BYTES + MAX_CLAIMS_BYTES + TAG_BYTES);
 
   constructor(keyring: TokenKeyring, options: TokenCodecOptions) {
     // A Map, not the record: a token naming `__proto__` or `constructor` must find nothing.
@@ -104,31 +115,31 @@ export class TokenCodec {
         `Current token secret ${JSON.stringify(keyring.current)} is not in the keyring`,
       );
     }
-    this.#currentSecretId = keyring.current;
+    this.#currentHeaderText = `${TOKEN_FORMAT_PREFIX}.${keyring.current}`;
     this.#currentSecret = currentSecret;
-    this.#currentHeader = Buffer.from(`${TOKEN_FORMAT_PREFIX}.${keyring.current}`, 'utf8');
+    this.#headers = new Map(
+      [...this.#secrets.keys()].map((secretId) => [secretId, Buffer.from(`${TOKEN_FORMAT_PREFIX}.${secretId}`)]),
+    );
+    this.#currentHeader = this.#headers.get(keyring.current) as Buffer;
     this.#now = options.now;
     this.#validityMs = options.validityMs ?? TOKEN_VALIDITY_MS;
+    this.#aesGcm = nativeAesGcm();
   }
 
   issue(subject: TokenSubject): IssuedToken {
     const issuedAt = this.#now();
     const claims: TransactionClaims = {
-      tokenId: pooledRandom(16).toString('hex'),
+      tokenId: this.#random.take(16).toString('hex'),
       accountId: subject.accountId,
       keyId: subject.keyId,
       aoi: { lon: subject.aoi.lon, lat: subject.aoi.lat, radius: subject.aoi.radius },
       issuedAt,
       expiresAt: new Date(issuedAt.getTime() + this.#validityMs),
     };
-    const header = `${TOKEN_FORMAT_PREFIX}.${this.#currentSecretId}`;
-    const iv = pooledRandom(IV_BYTES);
-    const cipher = createCipheriv(CIPHER, this.#currentSecret, iv, { authTagLength: TAG_BYTES });
-    cipher.setAAD(this.#currentHeader);
-    const ciphertext = cipher.update(encodeClaims(claims));
-    const final = cipher.final();
-    const body = Buffer.concat([iv, ciphertext, final, cipher.getAuthTag()]).toString('base64url');
-    return { token: `${header}.${body}`, claims };
+    const plaintext = this.#plaintext.subarray(0, encodeClaimsInto(claims, this.#plaintext));
+    const iv = this.#random.take(IV_BYTES);
+    const sealed = this.#aesGcm.seal(this.#currentSecret, iv, this.#currentHeader, plaintext, this.#sealed);
+    return { token: `${this.#currentHeaderText}.${this.#sealed.toString('base64url', 0, sealed)}`, claims };
   }
 
   /**
@@ -153,8 +164,13 @@ export class TokenCodec {
     if (!sealed || sealed.length <= IV_BYTES + TAG_BYTES) {
       throw invalidToken('malformed', 'Transaction token is malformed');
     }
-    const plaintext = openSealed(secret, `${prefix}.${secretId}`, sealed);
-    const claims = plaintext && decodeClaims(plaintext);
+    // Longer than any plaintext we seal: no key opens it (and it would not fit the buffer).
+    if (sealed.length > IV_BYTES + MAX_CLAIMS_BYTES + TAG_BYTES) {
+      throw invalidToken('tampered', 'Transaction token is invalid or has been altered');
+    }
+    const opened = this.#aesGcm.open(secret, this.#headers.get(secretId) as Buffer, sealed, this.#plaintext);
+    // decodeClaims copies what it keeps: the plaintext buffer is the next token's.
+    const claims = opened >= 0 ? decodeClaims(this.#plaintext.subarray(0, opened)) : undefined;
     if (!claims) throw invalidToken('tampered', 'Transaction token is invalid or has been altered');
     return claims;
   }
@@ -169,19 +185,4 @@ function decodeCanonicalBase64url(text: string): Buffer | undefined {
   if (!BASE64URL_PATTERN.test(text)) return undefined;
   const bytes = Buffer.from(text, 'base64url');
   return bytes.toString('base64url') === text ? bytes : undefined;
-}
-
-/** The plaintext, or undefined when GCM authentication fails. */
-function openSealed(secret: Uint8Array, header: string, sealed: Buffer): Buffer | undefined {
-  const iv = sealed.subarray(0, IV_BYTES);
-  const ciphertext = sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES);
-  const tag = sealed.subarray(sealed.length - TAG_BYTES);
-  try {
-    const decipher = createDecipheriv(CIPHER, secret, iv, { authTagLength: TAG_BYTES });
-    decipher.setAAD(Buffer.from(header, 'utf8'));
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(ciphertext), decipher.final()]);
-  } catch {
-    return undefined;
-  }
 }

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { CoverageAnswers } from '../../src/api/coverage/coverage-answers.js';
+import { CoverageAnswers, type CoveragePage } from '../../src/api/coverage/coverage-answers.js';
 import { type CoverageQueryString, parseCoverageQuery } from '../../src/api/coverage/coverage-request.js';
 import { CoverageResponseSchema } from '../../src/api/coverage/coverage-schema.js';
-import { coverageBodyJson, surveyJson } from '../../src/api/coverage/survey-json.js';
+import { coverageBody, coverageBodyHead, surveyJson } from '../../src/api/coverage/survey-json.js';
 import type { SurveyCatalogue, SurveyListing } from '../../src/catalogue/catalogue.js';
 import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import { openSqlite } from '../../src/db/sqlite.js';
@@ -24,7 +24,11 @@ const AROUND: [number, number, number, number] = [9.99, 49.99, 10.01, 50.01];
 const today = () => '2025-06-15';
 const request = (extra: Partial<CoverageQueryString> = {}) =>
   parseCoverageQuery({ point: '10,50', radius: 50, resources: 'TrueOrtho', ...extra }, today);
-const ids = (surveysJson: string) => (JSON.parse(surveysJson) as { id: string }[]).map((s) => s.id);
+/** The page's surveys' ids, and its total, read from its body (the head closed with an empty token). */
+const bodyOf = (page: CoveragePage) => JSON.parse(`${page.bodyHead}"}`) as { surveys: { id: string }[]; total: number };
+const ids = (page: CoveragePage) => bodyOf(page).surveys.map((s) => s.id);
+const NONE = { ids: [], total: 0 };
+const summary = (page: CoveragePage) => ({ ids: ids(page), total: page.total });
 
 describe('CoverageAnswers', () => {
   let dir: string;
@@ -46,19 +50,19 @@ describe('CoverageAnswers', () => {
 
   it('shows surveys put, replaced and deleted, here or by another connection, in the next answer', async () => {
     const answers = new CoverageAnswers(server, { maxMb: 16 });
-    assert.deepEqual(await answers.page(request()), { surveysJson: '[]', total: 0 });
+    assert.deepEqual(summary(await answers.page(request())), NONE);
     await ingest.put(makeSurvey({ id: 'a', captureDate: '2024-01-01', box: AROUND }));
-    assert.deepEqual(ids((await answers.page(request())).surveysJson), ['a'], 'put by another connection');
+    assert.deepEqual(ids(await answers.page(request())), ['a'], 'put by another connection');
     await server.put(makeSurvey({ id: 'b', captureDate: '2024-02-02', box: AROUND }));
-    assert.deepEqual(ids((await answers.page(request())).surveysJson), ['b', 'a'], 'put by its own');
+    assert.deepEqual(ids(await answers.page(request())), ['b', 'a'], 'put by its own');
     // Replaced by a version without TrueOrtho: no longer an answer to this request.
     await ingest.put({
       ...makeSurvey({ id: 'a', captureDate: '2024-01-01', box: AROUND, types: ['Vert'] }),
       version: 2,
     });
-    assert.deepEqual(ids((await answers.page(request())).surveysJson), ['b'], 'replaced');
+    assert.deepEqual(ids(await answers.page(request())), ['b'], 'replaced');
     await ingest.delete('b');
-    assert.deepEqual(await answers.page(request()), { surveysJson: '[]', total: 0 }, 'deleted');
+    assert.deepEqual(summary(await answers.page(request())), NONE, 'deleted');
   });
 
   it('searches once for repeated requests while nothing changes, and keeps requests apart', async () => {
@@ -77,7 +81,7 @@ describe('CoverageAnswers', () => {
     assert.equal(searches, 1);
     // Another field list, type, limit or date range is another answer.
     assert.notDeepEqual(await answers.page(request({ fields: 'captureDate' })), first);
-    assert.deepEqual(await answers.page(request({ since: '2024-01-01' })), { surveysJson: '[]', total: 0 });
+    assert.deepEqual(summary(await answers.page(request({ since: '2024-01-01' }))), NONE);
     assert.equal((await answers.page(request({ resources: 'Vert', limit: 1 }))).total, 2);
     assert.equal(searches, 4);
     await server.delete('c');
@@ -110,7 +114,7 @@ describe('CoverageAnswers', () => {
 });
 
 describe('CoverageAnswers memory', () => {
-  it('holds as many pages of ASCII text as its budget has bytes for (a working set in turn all hits)', async () => {
+  it('holds as many pages as its budget has bytes for (a working set in turn all hits)', async () => {
     let searches = 0;
     const listing = makeSurvey({ id: 'x'.repeat(250), captureDate: '2024-01-01', box: AROUND });
     const fixed: Pick<SurveyCatalogue, 'search' | 'changeMarker'> = {
@@ -120,7 +124,7 @@ describe('CoverageAnswers memory', () => {
       },
       changeMarker: async () => 'unchanged',
     };
-    // ~800 bytes a page with its key: 1,200 of them fit in 1 MiB, not at two bytes a character.
+    // ~800 bytes a page with its key: 1,200 of them fit in 1 MiB, not at twice their bytes.
     const answers = new CoverageAnswers(fixed, { maxMb: 1 });
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < 1200; i++) await answers.page(request({ point: `10,${i / 1000}` }));
@@ -157,7 +161,7 @@ describe('coverage body text', () => {
       body = { surveys, limit: query.limit, offset: query.offset, total: 42, transactionToken: 't1.k1.AbC-_9' };
       const expected = (await app.inject({ method: 'GET', url: '/' })).body;
       const text = `[${surveys.map((survey) => JSON.stringify(survey)).join(',')}]`;
-      assert.equal(coverageBodyJson(text, { ...query, total: 42 }, 't1.k1.AbC-_9'), expected);
+      assert.equal(coverageBody(coverageBodyHead(text, { ...query, total: 42 }), 't1.k1.AbC-_9').toString(), expected);
     }
     await app.close();
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { TokenCodec, type TokenKeyring } from '../../src/tokens/index.js';
 import { assertNadirError, throwsNadirError } from '../accounts/helpers.js';
@@ -67,6 +67,43 @@ describe('TokenCodec', () => {
     });
   });
 
+  it('is AES-256-GCM as node:crypto has it: its tokens open there, and tokens sealed there decode', () => {
+    const { token, claims } = codec.issue(SUBJECT);
+    const sealed = Buffer.from(token.split('.')[2] ?? '', 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', secretK1, sealed.subarray(0, 12), { authTagLength: 16 });
+    decipher.setAAD(Buffer.from('t1.k1'));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    const plaintext = Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]);
+    // The claims' layout (claims.ts): version 1, then the token id's 16 bytes.
+    assert.equal(plaintext[0], 1);
+    assert.equal(plaintext.subarray(1, 17).toString('hex'), claims.tokenId);
+
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', secretK1, iv, { authTagLength: 16 });
+    cipher.setAAD(Buffer.from('t1.k1'));
+    const resealed = Buffer.concat([iv, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+    assert.deepEqual(codec.decode(`t1.k1.${resealed.toString('base64url')}`), claims);
+  });
+
+  it('gives each decoded token claims of its own (its plaintext buffer is used again)', () => {
+    const first = codec.issue(SUBJECT);
+    const second = codec.issue({ accountId: 'other-account', keyId: 'other-key', aoi: { lon: 1, lat: 2, radius: 3 } });
+    const decoded = codec.decode(first.token);
+    codec.decode(second.token);
+    codec.issue(SUBJECT);
+    assert.deepEqual(decoded, first.claims);
+  });
+
+  it('round-trips ids of the longest length, and refuses to issue longer ones', () => {
+    // 255 bytes of UTF-8 each: the most the plaintext holds.
+    const longest = { ...SUBJECT, accountId: `${'\u00e9'.repeat(127)}a`, keyId: 'k'.repeat(255) };
+    const { token, claims } = codec.issue(longest);
+    assert.deepEqual(codec.decode(token), claims);
+    assert.equal(claims.accountId, longest.accountId);
+    throwsNadirError(() => codec.issue({ ...SUBJECT, keyId: 'k'.repeat(256) }), 'INTERNAL');
+    throwsNadirError(() => codec.issue({ ...SUBJECT, accountId: '\u00e9'.repeat(128) }), 'INTERNAL');
+  });
+
   it('makes every token unique, even for the same request', () => {
     const first = codec.issue(SUBJECT);
     const second = codec.issue(SUBJECT);
@@ -127,6 +164,13 @@ describe('TokenCodec', () => {
     const sealed = Buffer.from(token.split('.')[2] ?? '', 'base64url');
     const longer = Buffer.concat([sealed, Buffer.from([0])]).toString('base64url');
     assertInvalid(`t1.k1.${longer}`, 'one byte appended to the sealed bytes');
+  });
+
+  it('rejects a sealed body longer than any claims as altered, within the length a token may have', () => {
+    const body = randomBytes(740).toString('base64url');
+    assert.ok(`t1.k1.${body}`.length <= 1024);
+    const error = throwsNadirError(() => codec.decode(`t1.k1.${body}`), 'TRANSACTION_TOKEN_INVALID');
+    assert.equal(error.details.reason, 'tampered');
   });
 
   it('rejects empty input, garbage, non-strings and other prefixes', () => {

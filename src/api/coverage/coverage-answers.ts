@@ -2,11 +2,11 @@ import { LruCache } from '../../cache/lru.js';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import { aoiLonLatBounds } from '../../geo/aoi.js';
 import type { CoverageRequest } from './coverage-request.js';
-import { surveyJson } from './survey-json.js';
+import { coverageBodyHead, surveyJson } from './survey-json.js';
 
 /**
- * The catalogue's part of a coverage answer: the page of surveys, already as JSON text, and the
- * total. Remembered by request (everything that decides the page, nothing about the caller: the
+ * The catalogue's part of a coverage answer: the response body up to the transaction token, as
+ * bytes (survey-json.ts), and the total. Remembered by request (everything that decides the page, nothing about the caller: the
  * catalogue answers every account alike) until the catalogue's change marker moves, which it does
  * for every survey put or deleted by this process or another one sharing the store (a SQLite
  * file's other connections, PostgreSQL's change notifications). Map clients ask again and again
@@ -14,8 +14,8 @@ import { surveyJson } from './survey-json.js';
  * transaction token is never part of it: each request gets its own.
  */
 export interface CoveragePage {
-  /** The `surveys` array of the response, as JSON text. */
-  surveysJson: string;
+  /** The body up to the token's value: the surveys, limit, offset and total (coverageBodyHead). */
+  bodyHead: Buffer;
   total: number;
 }
 
@@ -69,7 +69,7 @@ export class CoverageAnswers {
         (answer) => {
           // Weighed once known, if still the one remembered (not cleared or replaced meanwhile).
           if (cache.get(key) !== searched) return;
-          this.#weights.set(searched, ENTRY_OVERHEAD_BYTES + stringBytes(key) + stringBytes(answer.surveysJson));
+          this.#weights.set(searched, ENTRY_OVERHEAD_BYTES + key.length + answer.bodyHead.length);
           cache.set(key, searched);
         },
         () => cache.delete(key),
@@ -92,24 +92,14 @@ export class CoverageAnswers {
       view: 'listing',
     });
     const surveys = page.surveys.map((survey) => JSON.stringify(surveyJson(survey, query.types, query.fields)));
-    return { surveysJson: `[${surveys.join(',')}]`, total: page.total };
+    return { bodyHead: coverageBodyHead(`[${surveys.join(',')}]`, { ...query, total: page.total }), total: page.total };
   }
 }
 
 /**
- * What V8 holds a string in: one byte a character while every character is Latin-1 (JSON of
- * ASCII ids and dates), two otherwise. Weighing every page at two bytes a character halved the
- * pages a budget holds, and a cache a little too small for a working set visited in turn (a
- * benchmark's points, round robin) misses every time.
- */
-function stringBytes(text: string): number {
-  return NON_LATIN1.test(text) ? 2 * text.length : text.length;
-}
-const NON_LATIN1 = /[\u0100-\uffff]/;
-
-/**
  * Everything of the request that decides the page. The types and fields are sets (their order
- * changes nothing in the answer), written in the order the parser kept.
+ * changes nothing in the answer), written in the order the parser kept. ASCII only (numbers,
+ * checked dates and names from the schema's lists), so V8 holds it at a byte a character.
  */
 function keyOf(query: CoverageRequest): string {
   const { aoi } = query;

@@ -32,7 +32,7 @@ import type { CoverageAnswers } from './coverage-answers.js';
 import { type CoverageQueryString, type CoverageRequest, MAX_LIMIT, parseCoverageQuery } from './coverage-request.js';
 import { COVERAGE_PATH } from './coverage-route.js';
 import { CoverageQuerySchema } from './coverage-schema.js';
-import { coverageBodyJson } from './survey-json.js';
+import { coverageBodyTail } from './survey-json.js';
 
 export interface CoverageLaneParts {
   keys: ApiKeyVerifier;
@@ -147,7 +147,9 @@ export class CoverageLane implements Lane<Taken> {
     const headers = standardHeaderPairs(taken.requestId);
     const timings = [serverTiming('auth', taken.authMs)];
     let status = 200;
-    let body: string;
+    // A page's body is its remembered head (bytes, written as they are) and this request's tail.
+    let head: Buffer | undefined;
+    let text: string;
     const searched = performance.now();
     try {
       const page = await this.#parts.answers.page(query);
@@ -155,7 +157,8 @@ export class CoverageLane implements Lane<Taken> {
       const { token } = this.#parts.tokens.issue({ accountId: caller.account.id, keyId: caller.keyId, aoi: query.aoi });
       // As the route: the body holds a credential, no shared cache may keep it.
       headers.push('cache-control', 'no-store', 'content-type', JSON_TYPE);
-      body = coverageBodyJson(page.surveysJson, { ...query, total: page.total }, token);
+      head = page.bodyHead;
+      text = coverageBodyTail(token);
     } catch (error) {
       if (request.socket.destroyed) return;
       timings.push(serverTiming('catalogue', performance.now() - searched));
@@ -163,17 +166,20 @@ export class CoverageLane implements Lane<Taken> {
       const failure = answerToFailure(error, taken.requestId, log);
       status = failure.status;
       headers.push(...Object.entries(failure.headers).flat(), 'content-type', JSON_TYPE);
-      body = JSON.stringify(failure.body);
+      text = JSON.stringify(failure.body);
     }
     const durationMs = performance.now() - taken.started;
     // Which entrance answered, for people (and benchmarks) reading Server-Timing.
     timings.push('lane;dur=0', serverTiming('total', durationMs));
-    headers.push('server-timing', timings.join(', '), 'content-length', String(Buffer.byteLength(body)));
+    const length = (head?.length ?? 0) + Buffer.byteLength(text);
+    headers.push('server-timing', timings.join(', '), 'content-length', String(length));
     // Shutdown began while it searched: as fastify's onSend hook, so close() need not wait for
     // this keep-alive connection's idle timeout.
     if (this.#parts.state.draining) headers.push('connection', 'close');
     response.writeHead(status, headers);
-    response.end(body);
+    // Both parts go out in one writev: node:http corks the socket until the next tick.
+    if (head) response.write(head);
+    response.end(text);
     logAccess(this.log as FastifyBaseLogger, {
       requestId: taken.requestId,
       method: request.method,

@@ -9,7 +9,7 @@ import { timedStep } from '../request-lifecycle.js';
 import type { CoverageAnswers } from './coverage-answers.js';
 import { parseCoverageQuery } from './coverage-request.js';
 import { type CoverageQuerySchema, coverageRouteSchema } from './coverage-schema.js';
-import { coverageBodyJson } from './survey-json.js';
+import { coverageBody } from './survey-json.js';
 
 export const COVERAGE_PATH = '/staticmap/v2/coverage.json';
 
@@ -46,9 +46,9 @@ export function registerCoverageRoute(
       const { token } = tokens.issue({ accountId: caller.account.id, keyId: caller.keyId, aoi: query.aoi });
       // The body holds a credential: no shared cache may keep it.
       reply.header('cache-control', 'no-store');
-      // Already JSON (the page comes serialised, coverage-answers.ts): fastify sends a string as is.
+      // Already JSON (the page comes serialised, coverage-answers.ts): fastify sends a buffer as is.
       reply.header('content-type', JSON_TYPE);
-      return coverageBodyJson(page.surveysJson, { ...query, total: page.total }, token);
+      return coverageBody(page.bodyHead, token);
     },
   );
 }

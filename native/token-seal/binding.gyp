@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "token_seal",
+      "sources": ["src/seal.c"],
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra"]
+    }
+  ]
+}
