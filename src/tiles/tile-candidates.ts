@@ -6,6 +6,7 @@
  * (planner.ts), so caching a wider answer never loses a survey.
  */
 import { LruCache } from '../cache/lru.js';
+import { OnceATurn } from '../cache/once-a-turn.js';
 import type { SurveyCatalogue, TagFilter } from '../catalogue/catalogue.js';
 import type { Survey, TileType } from '../catalogue/survey.js';
 import { boxInsideMultiPolygon } from '../geo/polygon.js';
@@ -69,22 +70,17 @@ export class TileCandidates {
   readonly #catalogue: SurveyCatalogue;
   readonly #cache: LruCache<Promise<AssetCandidate[]>>;
   #marker: string | undefined;
-  #markerThisTurn: Promise<string> | undefined;
+  readonly #changeMarker: OnceATurn<Promise<string>>;
 
   constructor(catalogue: SurveyCatalogue, maxEntries: number) {
     this.#catalogue = catalogue;
     this.#cache = new LruCache({ maxEntries });
+    this.#changeMarker = new OnceATurn(() => catalogue.changeMarker());
   }
 
   /** The catalogue's change marker, asked at most once per turn of the event loop. */
   marker(): Promise<string> {
-    if (!this.#markerThisTurn) {
-      this.#markerThisTurn = this.#catalogue.changeMarker();
-      setImmediate(() => {
-        this.#markerThisTurn = undefined;
-      });
-    }
-    return this.#markerThisTurn;
+    return this.#changeMarker.get();
   }
 
   async find(tile: TileCoord, filter: TileFilter): Promise<AssetCandidate[]> {

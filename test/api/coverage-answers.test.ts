@@ -29,6 +29,8 @@ const bodyOf = (page: CoveragePage) => JSON.parse(`${page.bodyHead}"}`) as { sur
 const ids = (page: CoveragePage) => bodyOf(page).surveys.map((s) => s.id);
 const NONE = { ids: [], total: 0 };
 const summary = (page: CoveragePage) => ({ ids: ids(page), total: page.total });
+/** The catalogue's change marker is asked once per turn of the event loop (once-a-turn.ts). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('CoverageAnswers', () => {
   let dir: string;
@@ -48,20 +50,24 @@ describe('CoverageAnswers', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows surveys put, replaced and deleted, here or by another connection, in the next answer', async () => {
+  it("shows surveys put, replaced and deleted, here or by another connection, in the next turn's answer", async () => {
     const answers = new CoverageAnswers(server, { maxMb: 16 });
     assert.deepEqual(summary(await answers.page(request())), NONE);
     await ingest.put(makeSurvey({ id: 'a', captureDate: '2024-01-01', box: AROUND }));
+    await nextTurn();
     assert.deepEqual(ids(await answers.page(request())), ['a'], 'put by another connection');
     await server.put(makeSurvey({ id: 'b', captureDate: '2024-02-02', box: AROUND }));
+    await nextTurn();
     assert.deepEqual(ids(await answers.page(request())), ['b', 'a'], 'put by its own');
     // Replaced by a version without TrueOrtho: no longer an answer to this request.
     await ingest.put({
       ...makeSurvey({ id: 'a', captureDate: '2024-01-01', box: AROUND, types: ['Vert'] }),
       version: 2,
     });
+    await nextTurn();
     assert.deepEqual(ids(await answers.page(request())), ['b'], 'replaced');
     await ingest.delete('b');
+    await nextTurn();
     assert.deepEqual(summary(await answers.page(request())), NONE, 'deleted');
   });
 
@@ -85,8 +91,26 @@ describe('CoverageAnswers', () => {
     assert.equal((await answers.page(request({ resources: 'Vert', limit: 1 }))).total, 2);
     assert.equal(searches, 4);
     await server.delete('c');
+    await nextTurn();
     await answers.page(request());
     assert.equal(searches, 5, 'searched again after a change');
+  });
+
+  it('asks the catalogue for its change marker once per turn, however many requests the turn has', async () => {
+    let asked = 0;
+    const counted: Pick<SurveyCatalogue, 'search' | 'changeMarker'> = {
+      search: (query) => server.search(query),
+      changeMarker: () => {
+        asked++;
+        return server.changeMarker();
+      },
+    };
+    const answers = new CoverageAnswers(counted, { maxMb: 16 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => answers.page(request({ point: `10,${50 + i / 1e4}` }))));
+    assert.equal(asked, 1);
+    await nextTurn();
+    await answers.page(request());
+    assert.equal(asked, 2, 'asked again in the next turn');
   });
 
   it('remembers nothing with no memory, and forgets failed searches', async () => {

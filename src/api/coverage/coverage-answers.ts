@@ -1,4 +1,5 @@
 import { LruCache } from '../../cache/lru.js';
+import { OnceATurn } from '../../cache/once-a-turn.js';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import { aoiLonLatBounds } from '../../geo/aoi.js';
 import type { CoverageRequest } from './coverage-request.js';
@@ -33,10 +34,12 @@ export class CoverageAnswers {
   readonly #catalogue: Pick<SurveyCatalogue, 'search' | 'changeMarker'>;
   readonly #cache: LruCache<Promise<CoveragePage>> | undefined;
   readonly #weights = new WeakMap<Promise<CoveragePage>, number>();
+  readonly #changeMarker: OnceATurn<Promise<string>>;
   #marker: string | undefined;
 
   constructor(catalogue: Pick<SurveyCatalogue, 'search' | 'changeMarker'>, options: CoverageAnswersOptions) {
     this.#catalogue = catalogue;
+    this.#changeMarker = new OnceATurn(() => catalogue.changeMarker());
     const maxWeight = options.maxMb * 2 ** 20;
     this.#cache =
       maxWeight > 0
@@ -52,9 +55,9 @@ export class CoverageAnswers {
   async page(query: CoverageRequest): Promise<CoveragePage> {
     const cache = this.#cache;
     if (!cache) return this.#search(query);
-    // Asked on every request (a PRAGMA for SQLite, a field for PostgreSQL): a survey put a moment
-    // ago must show in the next answer.
-    const marker = await this.#catalogue.changeMarker();
+    // A survey put elsewhere shows from the next turn of the event loop on; one put by this
+    // process moves the marker at once, but a turn that already asked keeps what it read.
+    const marker = await this.#changeMarker.get();
     if (marker !== this.#marker) {
       cache.clear();
       this.#marker = marker;
