@@ -18,7 +18,7 @@ export function nativeAddon<T>(name: NativeAddonName): T {
   if (known) return known as T;
   // One level below the package root both as src/*.ts (tsx) and as dist/*.js (tsc).
   const path = fileURLToPath(
-    new URL(`../native/${name}/build/Release/${name.replace('-', '_')}.node`, import.meta.url),
+    new URL(`../native/${name}/build/Release/${name.replaceAll('-', '_')}.node`, import.meta.url),
   );
   try {
     const exports = createRequire(import.meta.url)(path);

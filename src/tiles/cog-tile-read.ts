@@ -47,6 +47,11 @@ export class StoredTileReader {
   }
 }
 
+/** Where a tile's bytes start behind the tables: on their last two bytes (the end-of-image marker). */
+function tablesFront(tables: Buffer | null): number {
+  return tables ? tables.length - 2 : 0;
+}
+
 /**
  * Reads `length` bytes at `offset` into a new buffer behind the JPEG tables (when the level has
  * them), so that the tables and the tile's bytes are one whole JPEG without copying the tile: the
@@ -54,7 +59,7 @@ export class StoredTileReader {
  * written over it.
  */
 async function readBehindTables(cog: OpenCog, tables: Buffer | null, offset: number, length: number): Promise<Buffer> {
-  const front = tables ? tables.length - 2 : 0;
+  const front = tablesFront(tables);
   const bytes = Buffer.allocUnsafeSlow(front + length);
   await cog.readInto(offset, bytes.subarray(front));
   tables?.copy(bytes, 0);
@@ -73,7 +78,7 @@ async function readStoredTile(
   const maskIfd = withMask ? level.mask : undefined;
   const [image, mask] = await Promise.all([level.image.getTileSize(index), maskIfd?.getTileSize(index)]);
   const imageEnd = image.offset + image.imageSize;
-  const front = tables ? tables.length - 2 : 0;
+  const front = tablesFront(tables);
   const both =
     image.imageSize > 0 &&
     mask !== undefined &&

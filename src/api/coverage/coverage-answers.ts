@@ -7,12 +7,13 @@ import { coverageBodyHead, surveyJson } from './survey-json.js';
 
 /**
  * The catalogue's part of a coverage answer: the response body up to the transaction token, as
- * bytes (survey-json.ts), and the total. Remembered by request (everything that decides the page, nothing about the caller: the
- * catalogue answers every account alike) until the catalogue's change marker moves, which it does
- * for every survey put or deleted by this process or another one sharing the store (a SQLite
- * file's other connections, PostgreSQL's change notifications). Map clients ask again and again
- * for the same places; each such repeat then costs no search and no serialisation. The
- * transaction token is never part of it: each request gets its own.
+ * bytes (survey-json.ts), and the total. Remembered by request (everything that decides the page,
+ * nothing about the caller: the catalogue answers every account alike) until the catalogue's
+ * change marker moves, which it does for every survey put or deleted by this process or another
+ * one sharing the store (a SQLite file's other connections, PostgreSQL's change notifications);
+ * the marker is asked once per turn of the event loop, as the tile path asks it (once-a-turn.ts).
+ * Map clients ask again and again for the same places; each such repeat then costs no search and
+ * no serialisation. The transaction token is never part of it: each request gets its own.
  */
 export interface CoveragePage {
   /** The body up to the token's value: the surveys, limit, offset and total (coverageBodyHead). */
