@@ -226,9 +226,11 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
 
   async referencedFiles(): Promise<Set<string>> {
     const uris = new Set<string>();
-    const rows = await this.#sql<{ uri: string }[]>`
-      SELECT DISTINCT asset.value->>'uri' AS uri FROM surveys, jsonb_each(body::jsonb->'assets') AS asset`;
-    for (const { uri } of rows) uris.add(uri);
+    // The documents in JS: a sharded asset's files are named by its shard list (geo/asset-layout.ts).
+    const rows = await this.#sql<{ assets: string }[]>`SELECT body::jsonb->>'assets' AS assets FROM surveys`;
+    for (const { assets } of rows) {
+      for (const location of assetLocations({ assets: JSON.parse(assets) as Survey['assets'] })) uris.add(location);
+    }
     return uris;
   }
 

@@ -308,8 +308,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   async referencedFiles(): Promise<Set<string>> {
     const uris = new Set<string>();
     for (const row of this.#statements.all.all() as DocumentRow[]) {
-      const survey = toSurvey(row);
-      for (const asset of Object.values(survey.assets)) if (asset) uris.add(asset.uri);
+      for (const location of assetLocations(toSurvey(row))) uris.add(location);
     }
     return uris;
   }

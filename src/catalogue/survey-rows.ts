@@ -4,6 +4,7 @@
  * surveys shows, ~150 bytes) as its own small JSON, so a search that only lists surveys never
  * parses a document.
  */
+import { assetFiles } from '../geo/asset-layout.js';
 import type { SurveyListing } from './catalogue.js';
 import { unpackFootprint } from './packed-footprint.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
@@ -28,7 +29,7 @@ type StoredListing = Pick<SurveyListing, 'firstPhotoTime' | 'assets'>;
 
 /** Where each of a survey's files is (the catalogue's asset locations). */
 export function assetLocations(survey: Pick<Survey, 'assets'>): string[] {
-  return Object.values(survey.assets).flatMap((asset) => (asset ? [asset.uri] : []));
+  return Object.values(survey.assets).flatMap((asset) => (asset ? assetFiles(asset) : []));
 }
 
 /** One bit per content type, so "has all/any of these types" is an integer test inside SQL. */

@@ -1,3 +1,4 @@
+import type { ShardSet } from '../geo/asset-layout.js';
 import type { MultiPolygon } from '../geo/polygon.js';
 import type { Bounds } from '../geo/web-mercator.js';
 
@@ -37,6 +38,11 @@ export interface Asset {
   kind: 'rgb' | 'elevation';
   /** Changes whenever the asset's pixels may change (the survey's version at ingest). */
   version: number;
+  /**
+   * Stored as shard COGs (geo/asset-layout.ts). Then `uri`, `minZoom` and the low zooms are the
+   * low COG's, `bounds`, `width` and `height` span the shards at `maxZoom`.
+   */
+  shards?: ShardSet;
 }
 
 export interface Survey {

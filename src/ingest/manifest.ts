@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { glob, isDynamicPattern } from 'tinyglobby';
 import { CONTENT_TYPES, type ContentType, isContentType } from '../catalogue/survey.js';
 import { NadirError, oneLine, quoted } from '../errors.js';
 import { isIsoDate } from '../geo/dates.js';
@@ -13,9 +14,16 @@ export interface SurveyManifest {
   lastPhotoTime: string;
   timezone?: string;
   tags: string[];
-  /** Absolute source paths by content type. */
-  assets: Partial<Record<ContentType, string>>;
+  /**
+   * Source files by content type: a path, or several (a delivery cut into tiles), each of which
+   * may be a glob (`ortho/*.tif`); absolute, or relative to the working folder. `sourceFiles`
+   * expands them.
+   */
+  assets: Partial<Record<ContentType, string | string[]>>;
 }
+
+/** More source files than this in one asset is a mistake in the manifest, not a delivery. */
+export const MAX_ASSET_FILES = 100_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TAG = /^[A-Za-z0-9_-]+(:[A-Za-z0-9_-]+)?$/;
@@ -77,11 +85,18 @@ export function parseManifest(raw: unknown, baseDir: string): SurveyManifest {
   if (typeof m.assets !== 'object' || m.assets === null || Array.isArray(m.assets)) {
     fail('"assets" must be an object mapping content types to file paths');
   }
-  const assets: Partial<Record<ContentType, string>> = {};
-  for (const [type, path] of Object.entries(m.assets as Record<string, unknown>)) {
+  const assets: Partial<Record<ContentType, string[]>> = {};
+  for (const [type, value] of Object.entries(m.assets as Record<string, unknown>)) {
     if (!isContentType(type)) fail(`unknown content type ${quoted(type)} (allowed: ${CONTENT_TYPES.join(', ')})`);
-    if (typeof path !== 'string' || path === '') fail(`asset ${quoted(type)} must be a file path`);
-    assets[type] = resolve(baseDir, path);
+    const paths = Array.isArray(value) ? value : [value];
+    if (
+      paths.length === 0 ||
+      paths.length > MAX_ASSET_FILES ||
+      !paths.every((p) => typeof p === 'string' && p !== '')
+    ) {
+      fail(`asset ${quoted(type)} must be a file path, a glob such as "ortho/*.tif", or a list of them`);
+    }
+    assets[type] = (paths as string[]).map((path) => resolve(baseDir, path));
   }
   if (Object.keys(assets).length === 0) fail('"assets" must name at least one asset');
 
@@ -94,6 +109,30 @@ export function parseManifest(raw: unknown, baseDir: string): SurveyManifest {
     tags: [...new Set(tags as string[])],
     assets,
   };
+}
+
+/**
+ * The files of one asset, in the order given, each glob expanded (sorted by path), each file once.
+ * A glob that matches nothing is an error naming it: a delivery with a typo must not ingest as a
+ * survey with a hole.
+ */
+export async function sourceFiles(type: ContentType, entry: string | readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  const seen = new Set<string>();
+  for (const pattern of typeof entry === 'string' ? [entry] : entry) {
+    let matches = [pattern];
+    if (isDynamicPattern(pattern)) {
+      matches = (await glob(pattern, { absolute: true, onlyFiles: true, expandDirectories: false })).sort();
+      if (matches.length === 0) fail(`asset ${quoted(type)}: ${quoted(pattern)} matches no file`);
+    }
+    for (const file of matches) {
+      if (!seen.has(file)) files.push(file);
+      seen.add(file);
+    }
+  }
+  if (files.length > MAX_ASSET_FILES)
+    fail(`asset ${quoted(type)} has ${files.length} files, more than ${MAX_ASSET_FILES}`);
+  return files;
 }
 
 export async function readManifest(path: string): Promise<SurveyManifest> {

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
  * Ingest's local working area, whatever the storage the survey files end up in:
- *   <data>/staging/<id>.<pid>.<random>/   COGs being written; uploaded (or moved) into storage
+ *   <data>/staging/<id>/                  COGs being written; uploaded (or moved) into storage
  *   <data>/locks/<id>.lock                one ingest (or delete) per survey id at a time on this machine
  * The locks folder goes with its last lock, so a `nadir surveys delete` on a data folder leaves
  * nothing behind (on one whose surveys are in a bucket, it is the only folder delete makes).
@@ -16,16 +15,22 @@ export class IngestWorkspace {
     this.#root = dataDir;
   }
 
-  async createStaging(id: string): Promise<string> {
-    const dir = join(this.#root, 'staging', `${id}.${process.pid}.${randomBytes(4).toString('hex')}`);
-    await mkdir(dir, { recursive: true });
-    return dir;
+  /**
+   * The survey's own staging folder, `<data>/staging/<id>/`, used under the survey's lock: what a
+   * killed ingest finished stays there for the next run of the same delivery to resume from.
+   */
+  surveyStaging(id: string): string {
+    return join(this.#root, 'staging', id);
   }
 
-  /** Removes staging folders of processes that are gone (a crashed or killed ingest). */
+  /**
+   * Removes per-process staging folders (`<id>.<pid>.<random>`) of processes that are gone. A
+   * survey's resumable folder (`<id>`) stays until its ingest succeeds or starts afresh.
+   */
   async removeAbandonedStaging(): Promise<void> {
     const staging = join(this.#root, 'staging');
     for (const name of await listDir(staging)) {
+      if (!name.includes('.')) continue;
       const pid = Number(name.split('.')[1]);
       if (!Number.isInteger(pid) || !isAlive(pid)) await rm(join(staging, name), { recursive: true, force: true });
     }

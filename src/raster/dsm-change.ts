@@ -2,7 +2,7 @@ import { endianness } from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import gdal from 'gdal-async';
 import type { AoiGrid } from '../geo/aoi-grid.js';
-import { DSM_NODATA } from '../ingest/cog-writer.js';
+import { DSM_NODATA } from '../geo/asset-layout.js';
 import { changeColourFile } from './change-ramp.js';
 import { type PictureEncoding, writePicture } from './imagery.js';
 import type { Scratch } from './scratch.js';

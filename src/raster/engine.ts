@@ -2,6 +2,7 @@ import gdal from 'gdal-async';
 import type { Asset } from '../catalogue/survey.js';
 import type { Aoi } from '../geo/aoi.js';
 import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
+import { filesForBox, type LaidOutAsset } from '../geo/asset-layout.js';
 import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
 import { AdmissionController, type AdmissionOptions } from './admission.js';
 import type { HeightRange } from './colour-ramp.js';
@@ -20,9 +21,12 @@ import { Scratch } from './scratch.js';
 import { DEFAULT_TUNING, fileHoldsSurveyPixels, type GdalTuning, type PixelKind, warpToGeoTiff } from './warp.js';
 import { renderWorldFile } from './world-file.js';
 
+/** What the engine needs to find an asset's files: a single COG, or shards (geo/asset-layout.ts). */
+export type OpenableAsset = Pick<LaidOutAsset, 'uri' | 'shards'>;
+
 export interface RenderRequest {
   /** The survey's asset of the requested type (its COG, and whether it is imagery or heights). */
-  asset: Pick<Asset, 'uri' | 'kind'>;
+  asset: OpenableAsset & Pick<Asset, 'kind'>;
   aoi: Aoi;
   /** Pixels per side (from `parseSize`). */
   size: number;
@@ -48,8 +52,8 @@ export interface RenderResult extends RenderedFile {
 
 /** A DsmChange request: two DetailDsm assets on one AOI grid (docs/imagery.md, "DsmChange"). */
 export interface ChangeRenderRequest {
-  after: Pick<Asset, 'uri'>;
-  before: Pick<Asset, 'uri'>;
+  after: OpenableAsset;
+  before: OpenableAsset;
   aoi: Aoi;
   size: number;
   /** A raster format, or `json` for the figures alone. */
@@ -189,8 +193,8 @@ export class RasterEngine {
    * change GeoTIFF of that many pixels: the values a DsmChange.tif of that grid would hold.
    */
   async heightChangeOn(
-    after: Pick<Asset, 'uri'>,
-    before: Pick<Asset, 'uri'>,
+    after: OpenableAsset,
+    before: OpenableAsset,
     grid: AoiGrid,
     signal?: AbortSignal,
   ): Promise<HeightChange> {
@@ -202,8 +206,8 @@ export class RasterEngine {
     }
   }
 
-  async #heightChange(after: Pick<Asset, 'uri'>, before: Pick<Asset, 'uri'>, grid: AoiGrid): Promise<HeightChange> {
-    const opened = await Promise.allSettled([this.#open(after.uri), this.#open(before.uri)]);
+  async #heightChange(after: OpenableAsset, before: OpenableAsset, grid: AoiGrid): Promise<HeightChange> {
+    const opened = await Promise.allSettled([this.#open(after, grid), this.#open(before, grid)]);
     try {
       const [afterSource, beforeSource] = opened.map((result) => {
         if (result.status === 'rejected') throw result.reason;
@@ -215,10 +219,24 @@ export class RasterEngine {
     }
   }
 
-  #open(uri: string): Promise<gdal.Dataset> {
-    return gdal.openAsync(this.#storage.gdalPath(uri)).catch((error: unknown) => {
-      throw storageUnavailable(uri, error);
-    });
+  /**
+   * The asset's pixels over the grid as one dataset GDAL warps from: its COG, or for a sharded
+   * asset the low COG or a mosaic (an anonymous in-memory VRT) of the shards the grid touches.
+   */
+  async #open(asset: OpenableAsset, grid: AoiGrid): Promise<gdal.Dataset> {
+    const { uri } = asset;
+    const files = filesForBox(asset, grid.bounds, grid.pixelWidth);
+    // No shard under the AOI: the low COG covers the survey and holds nothing there either.
+    const uris = files.length === 0 ? [uri] : files;
+    try {
+      if (uris.length === 1) return await gdal.openAsync(this.#storage.gdalPath(uris[0] as string));
+      return await gdal.buildVRTAsync(
+        '',
+        uris.map((uri) => this.#storage.gdalPath(uri)),
+      );
+    } catch (error) {
+      throw storageUnavailable(uris.join(', '), error);
+    }
   }
 
   async #render(
@@ -229,7 +247,7 @@ export class RasterEngine {
     checkEmpty: boolean,
   ): Promise<{ body: Buffer; heightRange?: HeightRange; empty: boolean }> {
     const scratch = new Scratch();
-    const source = await this.#open(asset.uri);
+    const source = await this.#open(asset, grid);
     try {
       if (asset.kind === 'rgb') {
         return await renderImagery(source, grid, format, this.tuning, this.encoding, scratch, checkEmpty);

@@ -1,6 +1,6 @@
 import gdal from 'gdal-async';
 import type { AoiGrid } from '../geo/aoi-grid.js';
-import { DSM_NODATA } from '../ingest/cog-writer.js';
+import { DSM_NODATA } from '../geo/asset-layout.js';
 
 /** How hard GDAL may work on one request. */
 export interface GdalTuning {

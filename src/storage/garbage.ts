@@ -13,7 +13,7 @@ export const RETIRED_GRACE_MS = 10 * 60 * 1000;
 /** How long the newest reserved version of a survey counts as an ingest under way. */
 export const INGEST_GRACE_MS = 24 * 60 * 60 * 1000;
 
-const SURVEY_FILE = /^surveys\/([^/]+)\/v(\d+)\/[^/]+$/;
+const SURVEY_FILE = /^surveys\/([^/]+)\/v(\d+)\/.+$/;
 
 export interface GarbageOptions {
   now: Date;

@@ -11,7 +11,7 @@ import type { Asset } from '../catalogue/survey.js';
 import { MAX_ZOOM, ORIGIN_SHIFT, resolutionAtZoom, TILE_SIZE } from '../geo/web-mercator.js';
 
 /** What the planner needs of an asset (the catalogue's Asset satisfies it). */
-export type PlannableAsset = Pick<Asset, 'bounds' | 'width' | 'height' | 'minZoom' | 'maxZoom'>;
+export type PlannableAsset = Pick<Asset, 'bounds' | 'width' | 'height' | 'minZoom' | 'maxZoom' | 'shards'>;
 
 /** The asset does not describe a grid-aligned COG: a catalogue or ingest bug, not a client error. */
 export class AssetGridError extends Error {

@@ -20,6 +20,7 @@
  *   tile with nothing else to draw is a 404 like any empty tile.
  * - Layers keep the caller's order (newest first, or earliest first for `mosaic=earliest`).
  */
+import { type AssetPart, partForTile } from '../geo/asset-layout.js';
 import { boxInsideMultiPolygon, boxIntersectsMultiPolygon, type MultiPolygon } from '../geo/polygon.js';
 import {
   type Bounds,
@@ -95,6 +96,12 @@ export interface PlannedLayer<C extends TileCandidate = TileCandidate> {
   /** The candidate as given (so the executor gets its uri etc. back) and its index in the input. */
   candidate: C;
   candidateIndex: number;
+  /**
+   * The COG to read, when the candidate's asset is sharded (geo/asset-layout.ts): the shard under
+   * the tile, or the low COG. Absent for a single-COG asset: its own `uri`. `level`, `reads` and
+   * the rest are in this COG's grid.
+   */
+  file?: string;
   /** COG image to read: overview index, 0 = full resolution (the level at `levelZoom`). */
   level: number;
   levelZoom: number;
@@ -115,7 +122,13 @@ export interface PlannedLayer<C extends TileCandidate = TileCandidate> {
   coversTile: boolean;
 }
 
-export type SkipReason = 'above-max-zoom' | 'below-min-zoom' | 'outside-asset' | 'outside-footprint';
+export type SkipReason =
+  | 'above-max-zoom'
+  | 'below-min-zoom'
+  | 'outside-asset'
+  | 'outside-footprint'
+  /** A sharded asset with no shard under the tile: no source pixel fell there. */
+  | 'no-shard';
 
 export interface SkippedLayer {
   surveyId: string;
@@ -197,8 +210,11 @@ function planLayer<C extends TileCandidate>(
   candidateIndex: number,
   maxUnderzoom: number,
 ): PlannedLayer<C> | SkipReason {
-  const grid = assetGrid(candidate.asset);
-  if (tile.z > grid.maxZoom) return 'above-max-zoom';
+  const { shards, maxZoom } = candidate.asset;
+  if (tile.z > maxZoom) return 'above-max-zoom';
+  const part = shards ? partForTile(shards, maxZoom, tile) : candidate.asset;
+  if (!part) return 'no-shard';
+  const grid = assetGrid(part);
   const levelZoom = Math.max(tile.z, grid.minZoom);
   const shift = levelZoom - tile.z;
   if (shift > maxUnderzoom) return 'below-min-zoom';
@@ -219,7 +235,18 @@ function planLayer<C extends TileCandidate>(
   const only = reads.length === 1 ? reads[0] : undefined;
   const passThrough =
     cells === 1 && only !== undefined && only.source.width === TILE_SIZE && only.source.height === TILE_SIZE;
-  return { candidate, candidateIndex, level: level.level, levelZoom, scale: cells, reads, passThrough, coversTile };
+  const layer: PlannedLayer<C> = {
+    candidate,
+    candidateIndex,
+    level: level.level,
+    levelZoom,
+    scale: cells,
+    reads,
+    passThrough,
+    coversTile,
+  };
+  if (shards) layer.file = (part as AssetPart).uri;
+  return layer;
 }
 
 interface TileBoxes {

@@ -67,7 +67,7 @@ interface LayerRead {
 function layerReads(layer: PlannedLayer<AssetCandidate>): LayerRead[] {
   return layer.reads.map((read) => ({
     read,
-    address: { uri: layer.candidate.asset.uri, level: layer.level, col: read.col, row: read.row },
+    address: { uri: layer.file ?? layer.candidate.asset.uri, level: layer.level, col: read.col, row: read.row },
   }));
 }
 

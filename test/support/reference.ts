@@ -3,14 +3,17 @@ import type { Asset } from '../../src/catalogue/survey.js';
 import { run } from './fixtures.js';
 import type { Raster } from './pixels.js';
 
-/** `gdalwarp` onto exactly the COG's grid: the reference every pixel is compared with. */
-export async function gdalwarpReference(source: string, asset: Asset, out: string): Promise<void> {
+/**
+ * `gdalwarp` onto exactly the COG's grid: the reference every pixel is compared with. Several
+ * sources are mosaicked by gdalwarp itself (later files over earlier ones), in any CRSs.
+ */
+export async function gdalwarpReference(source: string | string[], asset: Asset, out: string): Promise<void> {
   const { bounds: b } = asset;
   const args = ['-q', '-overwrite', '-t_srs', 'EPSG:3857', '-te', `${b.minX}`, `${b.minY}`, `${b.maxX}`, `${b.maxY}`];
   args.push('-ts', `${asset.width}`, `${asset.height}`, '-r', 'bilinear');
   if (asset.kind === 'rgb') args.push('-ot', 'Byte', '-dstalpha');
   else args.push('-ot', 'Float32', '-dstnodata', '-9999');
-  await run('gdalwarp', [...args, source, out]);
+  await run('gdalwarp', [...args, ...(typeof source === 'string' ? [source] : source), out]);
 }
 
 /**
