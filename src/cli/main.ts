@@ -10,6 +10,7 @@ import { migrateCommand } from './commands/migrate.js';
 import { serveCommand } from './commands/serve.js';
 import { storageCommand } from './commands/storage.js';
 import { surveysCommand } from './commands/surveys.js';
+import { workerCommand } from './commands/worker.js';
 
 const COMMANDS: Command[] = [
   serveCommand,
@@ -19,6 +20,7 @@ const COMMANDS: Command[] = [
   surveysCommand,
   accountsCommand,
   storageCommand,
+  workerCommand,
 ];
 
 function overview(): string {

@@ -62,6 +62,10 @@ export interface Config {
   rasterQueueMs: number;
   /** Decoded map-tile pixels kept in memory, MiB (per serve worker). */
   tileCacheMb: number;
+  /** Queued ingest (PostgreSQL): seconds a job may run before it counts as lost and is retried elsewhere. */
+  ingestJobTimeoutS: number;
+  /** Queued ingest: how often, in seconds, lost jobs are looked for. */
+  ingestQueueCheckS: number;
   /** Coverage pages remembered until the catalogue changes, MiB (per serve worker; 0: none). */
   coverageCacheMb: number;
   /** Processes `nadir serve` runs (NADIR_WORKERS: a number, or `auto` for one per core). */
@@ -224,6 +228,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     rasterBudgetMb: integer(env, 'NADIR_RASTER_BUDGET_MB', 1024, 64, 1024 * 1024),
     rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
     tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),
+    ingestJobTimeoutS: integer(env, 'NADIR_INGEST_JOB_TIMEOUT_S', 900, 1, 86_400),
+    ingestQueueCheckS: integer(env, 'NADIR_INGEST_QUEUE_CHECK_S', 60, 1, 3_600),
     coverageCacheMb: integer(env, 'NADIR_COVERAGE_CACHE_MB', 64, 0, 1024 * 1024),
     workers: env.NADIR_WORKERS === 'auto' ? availableParallelism() : integer(env, 'NADIR_WORKERS', 1, 1, 64),
     http: parseHttpTimeouts(env),

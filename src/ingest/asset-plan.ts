@@ -90,11 +90,9 @@ export function planAssetLayout(sources: readonly PlannedSource[], shardLevels =
   const side = TILE_SIZE * 2 ** shardLevels;
   const zoom = single.zoom;
   const shardZoom = shardZoomFor(zoom, shardLevels);
-  // The data's own size decides, not the single grid's (padded to whole tiles of its coarsest zoom).
-  const resolution0 = resolutionAtZoom(zoom);
-  const dataWidth = (extent.maxX - extent.minX) / resolution0;
-  const dataHeight = (extent.maxY - extent.minY) / resolution0;
-  if ((dataWidth <= side && dataHeight <= side) || shardZoom === 0) return { layout: 'single', grid: single };
+  // The single grid is padded to whole tiles of its coarsest zoom (up to 2x the data on each
+  // axis, more across a coarse tile border): past a shard's size, shards cost less than padding.
+  if ((single.width <= side && single.height <= side) || shardZoom === 0) return { layout: 'single', grid: single };
 
   const keys = new Set<number>();
   const tiles: Array<[number, number]> = [];

@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import gdal from 'gdal-async';
 import { DSM_NODATA } from '../geo/asset-layout.js';
 import type { CogGrid } from '../geo/cog-grid.js';
+import { collarVrt } from './collar.js';
 
 export type ProgressFn = (fraction: number) => void;
 
@@ -52,6 +53,11 @@ export interface WarpSource {
   nodata?: number;
   /** Colour values to stretch from 0..max to 0..255. */
   scaleToByte?: { max: number };
+  /**
+   * The black collar's state raster (collar.ts), as a path GDAL opens (a local file, /vsis3/...):
+   * the source is then read through collarVrt, colour bands plus an alpha band from the state.
+   */
+  collarState?: string;
 }
 
 /** Warp `sources` onto `grid` and write the COG at `output`. */
@@ -180,11 +186,20 @@ export async function writeGridCog(job: CogJob, progress: ProgressFn = () => {})
   const opened: gdal.Dataset[] = [];
   const temporary: gdal.Dataset[] = [];
   try {
-    for (const source of job.sources) opened.push(await gdal.openAsync(source.path));
-    const validities = job.sources.map(directValidity);
+    const sources = job.sources.map((source) =>
+      source.collarState
+        ? { ...source, bands: source.bands.map((_, i) => i + 1), alphaBand: source.bands.length + 1, nodata: undefined }
+        : source,
+    );
+    for (const source of job.sources) {
+      // A collar VRT is opened from its XML text: nothing written beside the source.
+      const name = source.collarState ? await collarVrt(source, source.collarState) : source.path;
+      opened.push(await gdal.openAsync(name));
+    }
+    const validities = sources.map(directValidity);
     const shared = validities.every((v) => v !== undefined && v === validities[0]) ? validities[0] : undefined;
     const inputs: gdal.Dataset[] = [];
-    for (const [i, source] of job.sources.entries()) {
+    for (const [i, source] of sources.entries()) {
       const src = opened[i] as gdal.Dataset;
       if (shared !== undefined) inputs.push(src);
       else {

@@ -199,41 +199,58 @@ function escapeXml(value: string): string {
 }
 
 /**
- * When the source has a black collar, writes `<base>.collar.tif` (the per-pixel state) and
- * `<base>.vrt`: the source's colour bands plus an alpha band read from that state (0 on the
- * collar and on declared nodata, 255 elsewhere). Returns the VRT's path, or undefined when there
- * is no collar and the source can be used as it is.
+ * Finds the source's black collar and keeps the per-pixel state in `statePath`. False (and no
+ * file) when there is none and the source can be used as it is.
  */
-export async function maskBlackCollar(
+export async function findBlackCollar(
   source: SourceRaster,
-  base: string,
+  statePath: string,
   progress?: (fraction: number) => void,
-): Promise<string | undefined> {
-  const { width, height } = source;
-  const statePath = `${base}.collar.tif`;
-  if ((await computeCollarState(source, statePath, progress)) === 0) {
-    await rm(statePath, { force: true });
-    return undefined;
-  }
+): Promise<boolean> {
+  if ((await computeCollarState(source, statePath, progress)) > 0) return true;
+  await rm(statePath, { force: true });
+  return false;
+}
+
+/**
+ * A VRT (its XML, which GDAL opens as it is) of the source's colour bands plus an alpha band read
+ * from the collar state at `statePath` (any path GDAL opens: a local file, /vsis3/...): 0 on the
+ * collar and on declared nodata, 255 elsewhere.
+ */
+export async function collarVrt(source: Pick<SourceRaster, 'path' | 'bands'>, statePath: string): Promise<string> {
   const ds = await gdal.openAsync(source.path);
   try {
+    const { x: width, y: height } = ds.rasterSize;
     const srcBands = source.bands.map((n, i) => {
       const interp = ['Red', 'Green', 'Blue'][i];
       const type = ds.bands.get(n).dataType;
       return `<VRTRasterBand dataType="${type}" band="${i + 1}"><ColorInterp>${interp}</ColorInterp>
   <SimpleSource><SourceFilename relativeToVRT="0">${escapeXml(source.path)}</SourceFilename><SourceBand>${n}</SourceBand></SimpleSource></VRTRasterBand>`;
     });
-    const vrt = `<VRTDataset rasterXSize="${width}" rasterYSize="${height}">
+    return `<VRTDataset rasterXSize="${width}" rasterYSize="${height}">
 <SRS>${escapeXml(ds.srs?.toWKT() ?? '')}</SRS>
 <GeoTransform>${(ds.geoTransform ?? []).join(', ')}</GeoTransform>
 ${srcBands.join('\n')}
-<VRTRasterBand dataType="Byte" band="4"><ColorInterp>Alpha</ColorInterp>
+<VRTRasterBand dataType="Byte" band="${source.bands.length + 1}"><ColorInterp>Alpha</ColorInterp>
   <ComplexSource><SourceFilename relativeToVRT="0">${escapeXml(statePath)}</SourceFilename><SourceBand>1</SourceBand><LUT>${STATE_TO_ALPHA}</LUT></ComplexSource></VRTRasterBand>
 </VRTDataset>`;
-    const vrtPath = `${base}.vrt`;
-    await writeFile(vrtPath, vrt);
-    return vrtPath;
   } finally {
     ds.close();
   }
+}
+
+/**
+ * When the source has a black collar, writes `<base>.collar.tif` (the per-pixel state) and
+ * `<base>.vrt` (collarVrt). Returns the VRT's path, or undefined when there is no collar.
+ */
+export async function maskBlackCollar(
+  source: SourceRaster,
+  base: string,
+  progress?: (fraction: number) => void,
+): Promise<string | undefined> {
+  const statePath = `${base}.collar.tif`;
+  if (!(await findBlackCollar(source, statePath, progress))) return undefined;
+  const vrtPath = `${base}.vrt`;
+  await writeFile(vrtPath, await collarVrt(source, statePath));
+  return vrtPath;
 }

@@ -1,20 +1,23 @@
 /**
- * The units of an ingest's work, as plain data, so any worker process can take one: the collar
- * pass of one source file, and the warp + COG of one grid (a shard, a low COG, a single COG).
- * `runIngestJob` is what a worker does with one, in whatever process it runs.
+ * The units of an ingest's work, as plain data, so any worker process can take one, on this
+ * machine or (through the queue) on another: the collar pass of one source file, and the warp +
+ * COG of one grid (a shard, a low COG, a single COG). `runIngestJob` is what a worker does with
+ * one, in whatever process it runs.
  */
-import { access, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, rename, rm, writeFile } from 'node:fs/promises';
 import { NadirError, oneLine } from '../errors.js';
 import { type CogJob, writeGridCog } from './cog-writer.js';
-import { maskBlackCollar } from './collar.js';
+import { findBlackCollar } from './collar.js';
 import type { SourceRaster } from './source.js';
 
-/** Finds a source's black collar; the answer is kept in `<base>.collar.json` (a re-run reads it). */
+/** Finds a source's black collar: its state raster at `state`, or `<state>.none` when there is none. */
 export interface CollarJob {
   kind: 'collar';
   source: SourceRaster;
-  /** Path prefix of the collar's files in the staging folder. */
-  base: string;
+  /** Where the state raster is written (a local path). */
+  state: string;
+  /** Queue mode: the storage key the state raster is kept under, for workers on other machines. */
+  store?: string;
 }
 
 export interface GridJob {
@@ -22,14 +25,16 @@ export interface GridJob {
   cog: CogJob;
   /** For messages: `TrueOrtho shard 17/35/52`. */
   label: string;
+  /** Queue mode: the storage key the COG goes to (its final place in the survey's version). */
+  store?: string;
 }
 
 export type IngestJob = CollarJob | GridJob;
 
-/** A collar job's answer: the VRT with the collar as alpha, or none (no collar). */
+/** A collar job's answer: whether the source has a collar (then its state raster exists). */
 export interface CollarResult {
   kind: 'collar';
-  vrt?: string;
+  found: boolean;
 }
 
 /** A grid job's answer: whether a COG was written (a shard over no source pixel is not). */
@@ -40,6 +45,11 @@ export interface GridResult {
 
 export type IngestJobResult = CollarResult | GridResult;
 
+/** The marker a job leaves when it has no output: no collar, an empty shard. */
+export function noOutputMarker(output: string, job: IngestJob): string {
+  return `${output}${job.kind === 'collar' ? '.none' : '.empty'}`;
+}
+
 /** What an error says in one line, GDAL's own message included, with the files it concerns. */
 function jobError(job: IngestJob, error: unknown): NadirError {
   if (error instanceof NadirError) return error;
@@ -49,39 +59,39 @@ function jobError(job: IngestJob, error: unknown): NadirError {
   return new NadirError('INVALID_SOURCE', oneLine(`${what} of ${files}: ${message || 'GDAL failed'}`));
 }
 
+/** Where the job writes its output, locally. */
+export function jobOutput(job: IngestJob): string {
+  return job.kind === 'collar' ? job.state : job.cog.output;
+}
+
 /**
- * Runs one job. Its outputs appear only complete: a COG is written under a temporary name and
- * renamed, an empty shard leaves `<output>.empty`, a collar leaves its answer in JSON; so a job
- * whose outputs exist is done, and a killed ingest's re-run skips it (`finishedResult`).
+ * Runs one job. Its outputs appear only complete: written under a temporary name and renamed, or
+ * a marker when there is nothing to write (noOutputMarker); so a job whose output or marker exists
+ * is done, and a killed ingest's re-run skips it (`finishedResult`).
  */
 export async function runIngestJob(job: IngestJob, progress: (fraction: number) => void): Promise<IngestJobResult> {
+  const output = jobOutput(job);
+  const partial = `${output}.partial`;
   try {
-    if (job.kind === 'collar') {
-      const vrt = await maskBlackCollar(job.source, job.base, progress);
-      await writeFile(`${job.base}.collar.json`, JSON.stringify({ vrt: vrt ?? null }));
-      return { kind: 'collar', vrt };
-    }
-    const partial = `${job.cog.output}.partial`;
-    const { written } = await writeGridCog({ ...job.cog, output: partial }, progress);
-    if (written) await rename(partial, job.cog.output);
-    else await writeFile(`${job.cog.output}.empty`, '');
-    return { kind: 'grid', written };
+    let done: boolean;
+    if (job.kind === 'collar') done = await findBlackCollar(job.source, partial, progress);
+    else done = (await writeGridCog({ ...job.cog, output: partial }, progress)).written;
+    if (done) await rename(partial, output);
+    else await writeFile(noOutputMarker(output, job), '');
+    return job.kind === 'collar' ? { kind: 'collar', found: done } : { kind: 'grid', written: done };
   } catch (error) {
-    await rm(job.kind === 'grid' ? `${job.cog.output}.partial` : `${job.base}.collar.json`, { force: true });
+    await rm(partial, { force: true });
     throw jobError(job, error);
   }
 }
 
-/** The result of a job an earlier run finished, or undefined when it has to run. */
+/** The result of a job an earlier run finished (its local output or marker), or undefined. */
 export async function finishedResult(job: IngestJob): Promise<IngestJobResult | undefined> {
-  if (job.kind === 'collar') {
-    const text = await readFile(`${job.base}.collar.json`, 'utf8').catch(() => undefined);
-    if (text === undefined) return undefined;
-    const { vrt } = JSON.parse(text) as { vrt: string | null };
-    return { kind: 'collar', vrt: vrt ?? undefined };
-  }
-  if (await exists(job.cog.output)) return { kind: 'grid', written: true };
-  if (await exists(`${job.cog.output}.empty`)) return { kind: 'grid', written: false };
+  const output = jobOutput(job);
+  const result = (done: boolean): IngestJobResult =>
+    job.kind === 'collar' ? { kind: 'collar', found: done } : { kind: 'grid', written: done };
+  if (await exists(output)) return result(true);
+  if (await exists(noOutputMarker(output, job))) return result(false);
   return undefined;
 }
 

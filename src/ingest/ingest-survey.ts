@@ -9,16 +9,20 @@ import { DSM_NODATA, SHARD_LEVELS } from '../geo/asset-layout.js';
 import type { CogGrid } from '../geo/cog-grid.js';
 import type { MultiPolygon } from '../geo/polygon.js';
 import { removeRetired } from '../storage/garbage.js';
-import { type SurveyStorage, surveyFileKey } from '../storage/storage.js';
+import { type SurveyStorage, surveyFileKey, surveyVersionPrefix } from '../storage/storage.js';
 import { alignedCogGrid } from './aligned-cog.js';
 import { type AssetLayoutPlan, planAssetLayout } from './asset-plan.js';
 import type { WarpSource } from './cog-writer.js';
 import { traceFootprint, unionFootprints } from './footprint.js';
-import { finishedResult, type IngestJob, type IngestJobResult } from './ingest-jobs.js';
+import type { IngestJob, IngestJobResult } from './ingest-jobs.js';
+import type { IngestQueue } from './ingest-queue.js';
 import { readManifest, type SurveyManifest, sourceFiles } from './manifest.js';
 import { inspectSource, type SourceRaster } from './source.js';
 import { InProcessRunner, type JobRunner } from './worker-pool.js';
 import type { IngestWorkspace } from './workspace.js';
+
+/** The folder of a version's work files in queue mode (collar states, markers); gone at commit. */
+const WORK_FOLDER = '.ingest/';
 
 /** Share of the work storing the files is counted as in the progress fraction. */
 const STORE_SHARE = 0.05;
@@ -38,6 +42,8 @@ export type IngestProgress = (event: IngestProgressEvent) => void;
 export interface IngestOptions {
   /** Where the jobs run: this process (the default) or a pool of worker processes. */
   runner?: JobRunner;
+  /** Or on `nadir worker`s anywhere, through the queue on PostgreSQL (ingest-queue.ts). */
+  queue?: Pick<IngestQueue, 'runner'>;
 }
 
 export interface SurveyIngestorParts {
@@ -119,11 +125,12 @@ export class SurveyIngestor {
         `${this.#storage.description} is read-only storage: ingest needs a folder or an s3:// bucket`,
       );
     }
-    const runner = options.runner ?? new InProcessRunner();
+    let runner = options.runner ?? new InProcessRunner();
     const unlock = await this.#workspace.lock(manifest.id);
     try {
       await this.#workspace.removeAbandonedStaging();
       const { staging, version } = await this.#resumableStaging(manifest, checked);
+      if (options.queue) runner = options.queue.runner(manifest.id, version, this.#storage);
       const written = await this.#writeAssets(manifest.id, version, checked, staging, runner, (f, label) =>
         say(f * (1 - STORE_SHARE), label),
       );
@@ -137,6 +144,7 @@ export class SurveyIngestor {
       }
       const survey = this.#survey(manifest, version, written);
       await this.#catalogue.put(survey);
+      if (runner.storesOutputs) await this.#removeWorkFiles(manifest.id, version);
       await rm(staging, { recursive: true, force: true });
       // The version this one replaced stays readable for a grace period; older ones go now.
       await removeRetired(this.#storage, this.#catalogue, { now: this.#now() });
@@ -146,6 +154,15 @@ export class SurveyIngestor {
       if (!options.runner) await runner.close();
       await unlock();
     }
+  }
+
+  /** Queue mode's collar states and no-output markers, once the survey no longer needs them. */
+  async #removeWorkFiles(id: string, version: number): Promise<void> {
+    const work: string[] = [];
+    for await (const { key } of this.#storage.list(surveyVersionPrefix(id, version))) {
+      if (key.includes(`/${WORK_FOLDER}`) || key.endsWith('.empty') || key.endsWith('.none')) work.push(key);
+    }
+    if (work.length > 0) await this.#storage.delete(work);
   }
 
   /**
@@ -201,6 +218,12 @@ export class SurveyIngestor {
     say: (fraction: number, label: string) => void,
   ): Promise<WrittenAsset[]> {
     const threads = runner.threadsPerJob;
+    const remote = runner.storesOutputs;
+    // Queue mode: each job puts its output at its final key (or, for collar states, under the
+    // version's .ingest/ work folder) itself; GDAL then reads them through the storage.
+    const key = (file: string) => surveyFileKey(id, version, file);
+    const readable = (local: string, stored: string | undefined) =>
+      remote && stored ? this.#storage.gdalPath(stored) : local;
     const plans = await Promise.all(checked.map((a) => planAsset(a, this.#shardLevels)));
     // Phase 1: the black collar of every source that says nothing about where its data ends.
     const collarJobs: Array<{ job: IngestJob; asset: number; source: number }> = [];
@@ -208,7 +231,13 @@ export class SurveyIngestor {
       if (plans[asset]?.layout === 'copy') return;
       sources.forEach((source, index) => {
         if (source.kind !== 'rgb' || source.alphaBand || source.hasInternalMask) return;
-        const job: IngestJob = { kind: 'collar', source, base: join(staging, `${type}.${index}`) };
+        const name = `${type}.${index}.collar.tif`;
+        const job: IngestJob = {
+          kind: 'collar',
+          source,
+          state: join(staging, name),
+          ...(remote ? { store: key(`${WORK_FOLDER}${name}`) } : {}),
+        };
         collarJobs.push({ job, asset, source: index });
       });
     });
@@ -232,13 +261,15 @@ export class SurveyIngestor {
           threads,
           skipEmpty: false,
         };
-        gridJobs.push({ job: { kind: 'grid', cog, label: `${type} COG` }, asset });
+        const store = remote ? { store: key(`${type}.tif`) } : {};
+        gridJobs.push({ job: { kind: 'grid', cog, label: `${type} COG`, ...store }, asset });
       } else if (plan.layout === 'sharded') {
         plan.shards.forEach((shard, index) => {
           const output = join(staging, type, shard.file);
           const cog = { kind, sources: [], grid: shard.grid, output, threads, skipEmpty: true };
           const label = `${type} shard ${plan.shardZoom}/${shard.x}/${shard.y}`;
-          gridJobs.push({ job: { kind: 'grid', cog, label }, asset, shard: index });
+          const store = remote ? { store: key(`${type}/${shard.file}`) } : {};
+          gridJobs.push({ job: { kind: 'grid', cog, label, ...store }, asset, shard: index });
         });
       }
     });
@@ -248,7 +279,7 @@ export class SurveyIngestor {
     let done = 0;
 
     const runPhase = async (jobs: IngestJob[], label: string): Promise<IngestJobResult[]> => {
-      const results: Array<IngestJobResult | undefined> = await Promise.all(jobs.map(finishedResult));
+      const results = await runner.finished(jobs);
       const pending = jobs.filter((_, i) => results[i] === undefined);
       for (const [i, job] of jobs.entries()) if (results[i]) done += weights.get(job) ?? 0;
       const fractions = new Array<number>(pending.length).fill(0);
@@ -268,12 +299,11 @@ export class SurveyIngestor {
       collarJobs.map((c) => c.job),
       'finding black collars',
     );
-    collarJobs.forEach(({ asset, source }, i) => {
+    collarJobs.forEach(({ job, asset, source }, i) => {
       const result = collars[i];
       const list = warpSources[asset] as WarpSource[];
-      if (result?.kind === 'collar' && result.vrt) {
-        const original = list[source] as WarpSource;
-        list[source] = { ...original, path: result.vrt, bands: [1, 2, 3], alphaBand: 4, nodata: undefined };
+      if (result?.kind === 'collar' && result.found && job.kind === 'collar') {
+        list[source] = { ...(list[source] as WarpSource), collarState: readable(job.state, job.store) };
       }
     });
     for (const { job, asset } of gridJobs) {
@@ -298,7 +328,7 @@ export class SurveyIngestor {
         const result = gridResults[i];
         if (a !== asset || result?.kind !== 'grid' || !result.written) return;
         shardSources.push({
-          path: job.cog.output,
+          path: readable(job.cog.output, job.store),
           bands: kind === 'rgb' ? [1, 2, 3] : [1],
           hasInternalMask: kind === 'rgb',
           nodata: kind === 'rgb' ? undefined : DSM_NODATA,
@@ -307,7 +337,8 @@ export class SurveyIngestor {
       if (shardSources.length === 0) return;
       const output = join(staging, type, 'low.tif');
       const cog = { kind, sources: shardSources, grid: plan.low, output, threads, skipEmpty: false };
-      const job: IngestJob & { kind: 'grid' } = { kind: 'grid', cog, label: `${type} low zooms` };
+      const store = remote ? { store: key(`${type}/low.tif`) } : {};
+      const job: IngestJob & { kind: 'grid' } = { kind: 'grid', cog, label: `${type} low zooms`, ...store };
       weights.set(job, lowWeights[asset] ?? 0);
       lowJobs.push({ job, asset });
     });
@@ -326,12 +357,14 @@ export class SurveyIngestor {
       say(1, `${type}: tracing the footprint`);
       if (plan.layout === 'copy' || plan.layout === 'single') {
         const path = join(staging, `${type}.tif`);
+        const uri = key(`${type}.tif`);
+        // A copied COG is this process's own work, stored at the end in either mode.
+        const local = plan.layout === 'copy' || !remote;
         if (plan.layout === 'copy') await copyFile(first.path, path);
-        const grid = plan.grid;
-        const footprint = await traceFootprint(path);
-        const key = surveyFileKey(id, version, `${type}.tif`);
-        const asset: Asset = { ...common, ...gridFields(grid), uri: key };
-        written.push({ type, asset, footprint: nonEmpty(footprint, sources), files: new Map([[path, key]]) });
+        const footprint = await traceFootprint(local ? path : this.#storage.gdalPath(uri));
+        const asset: Asset = { ...common, ...gridFields(plan.grid), uri };
+        const files = new Map(local ? [[path, uri]] : []);
+        written.push({ type, asset, footprint: nonEmpty(footprint, sources), files });
         continue;
       }
       const low = lowJobs.find((l) => l.asset === index);
@@ -343,12 +376,12 @@ export class SurveyIngestor {
         if (a !== index || result?.kind !== 'grid' || !result.written || shard === undefined) return;
         const s = plan.shards[shard] as AssetPlanShard;
         tiles.push(s.x, s.y);
-        files.set(job.cog.output, `${prefix}${s.file}`);
+        if (!remote) files.set(job.cog.output, `${prefix}${s.file}`);
       });
       const lowKey = `${prefix}low.tif`;
-      files.set(low.job.cog.output, lowKey);
+      if (!remote) files.set(low.job.cog.output, lowKey);
       const lowPart = { uri: lowKey, ...partFields(plan.low) };
-      const footprint = await traceFootprint(low.job.cog.output);
+      const footprint = await traceFootprint(readable(low.job.cog.output, low.job.store));
       const asset: Asset = {
         ...common,
         uri: lowKey,

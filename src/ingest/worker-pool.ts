@@ -7,7 +7,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { type ErrorCode, NadirError } from '../errors.js';
-import { type IngestJob, type IngestJobResult, runIngestJob } from './ingest-jobs.js';
+import { finishedResult, type IngestJob, type IngestJobResult, runIngestJob } from './ingest-jobs.js';
 
 export interface WorkerRequest {
   id: number;
@@ -22,6 +22,13 @@ export type WorkerMessage =
 export interface JobRunner {
   /** GDAL threads each job may use. */
   readonly threadsPerJob: number;
+  /**
+   * Jobs put their outputs into the survey storage themselves (`store` keys: the queue's workers
+   * on other machines); otherwise they are the local files the job names, stored at the end.
+   */
+  readonly storesOutputs: boolean;
+  /** The results of the jobs an earlier run finished (undefined: still to do). */
+  finished(jobs: readonly IngestJob[]): Promise<Array<IngestJobResult | undefined>>;
   /** Runs the jobs, as many at once as there are workers; rejects with the first failure. */
   run(jobs: readonly IngestJob[], progress: (index: number, fraction: number) => void): Promise<IngestJobResult[]>;
   close(): Promise<void>;
@@ -30,6 +37,11 @@ export interface JobRunner {
 /** One job at a time in this process, with every core for GDAL. */
 export class InProcessRunner implements JobRunner {
   readonly threadsPerJob = availableParallelism();
+  readonly storesOutputs = false;
+
+  finished(jobs: readonly IngestJob[]) {
+    return Promise.all(jobs.map(finishedResult));
+  }
 
   async run(jobs: readonly IngestJob[], progress: (index: number, fraction: number) => void) {
     const results: IngestJobResult[] = [];
@@ -56,6 +68,7 @@ interface Worker {
 export class WorkerPool implements JobRunner {
   readonly size: number;
   readonly threadsPerJob: number;
+  readonly storesOutputs = false;
   readonly #workers: Worker[] = [];
   #nextId = 0;
 
@@ -63,6 +76,10 @@ export class WorkerPool implements JobRunner {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`workers must be a whole number >= 1, got ${size}`);
     this.size = size;
     this.threadsPerJob = Math.max(1, Math.floor(cores / size));
+  }
+
+  finished(jobs: readonly IngestJob[]) {
+    return Promise.all(jobs.map(finishedResult));
   }
 
   run(jobs: readonly IngestJob[], progress: (index: number, fraction: number) => void): Promise<IngestJobResult[]> {

@@ -14,6 +14,7 @@ import { buildServer } from '../../src/api/server.js';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { partForTile } from '../../src/geo/asset-layout.js';
 import { lonLatToMercator, type TileCoord, tileBounds } from '../../src/geo/web-mercator.js';
 import { CogFiles } from '../../src/tiles/cog-files.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
@@ -170,12 +171,15 @@ describe('tiles over the demo town', () => {
     const answer = await get(`/tiles/v3/surveys/${NEW}/Vert/${z}/${at.x}/${at.y}.jpg`);
     assert.equal(answer.status, 200);
     assert.equal(answer.headers.get('content-type'), 'image/jpeg');
-    // The tile's place in the COG: column and row from the COG's top-left corner.
-    const resolution = (asset.bounds.maxX - asset.bounds.minX) / asset.width;
-    const col = Math.round((tileBounds(at).minX - asset.bounds.minX) / resolution / 256);
-    const row = Math.round((asset.bounds.maxY - tileBounds(at).maxY) / resolution / 256);
+    // The tile's place in the COG (the shard under it, for a sharded asset): column and row from
+    // that COG's top-left corner.
+    const part = asset.shards ? partForTile(asset.shards, asset.maxZoom, at) : asset;
+    assert.ok(part);
+    const resolution = (part.bounds.maxX - part.bounds.minX) / part.width;
+    const col = Math.round((tileBounds(at).minX - part.bounds.minX) / resolution / 256);
+    const row = Math.round((part.bounds.maxY - tileBounds(at).maxY) / resolution / 256);
     const files = new CogFiles(services.storage, 1);
-    const stored = await files.with(asset.uri, async (cog) => cog.levels[0]?.image.getTile(col, row));
+    const stored = await files.with(part.uri, async (cog) => cog.levels[0]?.image.getTile(col, row));
     files.close();
     assert.ok(stored);
     assert.ok(Buffer.from(stored.bytes).equals(answer.body), 'byte-identical to the stored tile');

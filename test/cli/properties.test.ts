@@ -369,9 +369,10 @@ describe('CLI and manifest properties (fast-check)', () => {
     assert.deepEqual(m.tags, [...new Set((raw.tags as string[] | undefined) ?? [])], where);
     const assets = raw.assets as Record<string, string>;
     assert.deepEqual(Object.keys(m.assets).sort(), Object.keys(assets).sort(), where);
-    for (const [type, path] of Object.entries(m.assets)) {
-      assert.ok(isAbsolute(path as string), where);
-      assert.equal(path, resolve('/base', assets[type] as string), where);
+    for (const [type, paths] of Object.entries(m.assets)) {
+      // A path given alone is a list of one: an asset may be several files (globs expand later).
+      assert.ok(Array.isArray(paths) && paths.every((path) => isAbsolute(path)), where);
+      assert.deepEqual(paths, [resolve('/base', assets[type] as string)], where);
     }
   }
 

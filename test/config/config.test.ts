@@ -40,6 +40,8 @@ describe('parseConfig defaults', () => {
       rasterBudgetMb: 1024,
       rasterQueueMs: 10_000,
       tileCacheMb: 256,
+      ingestJobTimeoutS: 900,
+      ingestQueueCheckS: 60,
       coverageCacheMb: 64,
       workers: 1,
       http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 72_000 },

@@ -14,7 +14,7 @@ import { assetFiles } from '../../src/geo/asset-layout.js';
 import { mercatorToLonLat, resolutionAtZoom, type TileCoord, tileBounds } from '../../src/geo/web-mercator.js';
 import type { IngestJob, IngestJobResult } from '../../src/ingest/ingest-jobs.js';
 import { SurveyIngestor } from '../../src/ingest/ingest-survey.js';
-import { InProcessRunner, type JobRunner, WorkerPool } from '../../src/ingest/worker-pool.js';
+import { InProcessRunner, WorkerPool } from '../../src/ingest/worker-pool.js';
 import { IngestWorkspace } from '../../src/ingest/workspace.js';
 import { collectGarbage } from '../../src/storage/garbage.js';
 import { type ApiFixture, createKey, realdataMissing, startApi } from '../api/helpers.js';
@@ -67,20 +67,19 @@ function tileAt(x: number, y: number, z: number): TileCoord {
 }
 
 /** Counts the jobs that ran, and fails the one numbered `failAt` (a crash in the middle). */
-class CountingRunner implements JobRunner {
-  readonly threadsPerJob = 1;
+class CountingRunner extends InProcessRunner {
   ran = 0;
-  readonly #inner = new InProcessRunner();
-  constructor(readonly failAt = Number.POSITIVE_INFINITY) {}
-  async run(jobs: readonly IngestJob[], progress: (index: number, fraction: number) => void) {
+  constructor(readonly failAt = Number.POSITIVE_INFINITY) {
+    super();
+  }
+  override async run(jobs: readonly IngestJob[], progress: (index: number, fraction: number) => void) {
     const results: IngestJobResult[] = [];
     for (const [index, job] of jobs.entries()) {
       if (this.ran++ === this.failAt) throw new Error('the machine went away');
-      results.push(...(await this.#inner.run([job], (_, f) => progress(index, f))));
+      results.push(...(await super.run([job], (_, f) => progress(index, f))));
     }
     return results;
   }
-  async close() {}
 }
 
 describe('a multi-file, two-CRS delivery as shard COGs', { skip: realdataMissing }, () => {

@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Survey } from '../../catalogue/survey.js';
+import type { Config } from '../../config/config.js';
+import type { IngestQueue } from '../../ingest/ingest-queue.js';
 import { boundIngestMemory } from '../../ingest/memory.js';
 import { InProcessRunner, WorkerPool } from '../../ingest/worker-pool.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
@@ -23,9 +25,15 @@ export function surveySummary(survey: Survey) {
 export const ingestCommand: Command = {
   name: 'ingest',
   summary: 'Ingest a survey from a manifest: GeoTIFFs in any CRS -> aligned EPSG:3857 COGs -> catalogue',
-  usage: `nadir ingest <manifest.json> [<manifest.json> ...] [--workers N] [--json]
+  usage: `nadir ingest <manifest.json> [<manifest.json> ...] [--workers N | --queue] [--json]
+nadir ingest status [--json]
 
-  --workers N   worker processes writing shards at once (default: the cores; 0: in this process)
+  --workers N   how many worker processes write shards side by side (default: the cores;
+                0: in this process)
+  --queue       send the jobs to the queue on NADIR_DATABASE (PostgreSQL) and wait for them:
+                \`nadir worker\` on any machine with the same NADIR_DATABASE and NADIR_STORAGE
+                takes them; the survey becomes visible after the last one
+  status        the surveys with jobs in that queue: done, running, waiting, failed, and an ETA
 
 Manifest (paths relative to the manifest file):
   {"id"?: uuid, "captureDate": "YYYY-MM-DD", "firstPhotoTime"?: iso, "lastPhotoTime"?: iso,
@@ -41,30 +49,89 @@ once all its files are written.`,
     const { values, positionals } = parseCommandArgs(args, {
       json: { type: 'boolean' },
       workers: { type: 'string' },
+      queue: { type: 'boolean' },
     });
+    if (positionals[0] === 'status' && positionals.length === 1) return queueStatus(ctx, values.json ?? false);
     if (positionals.length === 0) throw new UsageError('give at least one manifest file');
+    if (values.queue && values.workers !== undefined) throw new UsageError('--queue and --workers exclude each other');
     const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
     if (!/^\d+$/.test(values.workers ?? '0') || workers > 256) {
       throw new UsageError(`--workers must be a whole number from 0 to 256, got "${values.workers}"`);
     }
     boundIngestMemory();
+    const queue = values.queue ? await openQueue(ctx.config) : undefined;
     const { ingestor, clock } = await ctx.services();
-    const runner = workers === 0 ? new InProcessRunner() : new WorkerPool(workers);
+    const runner = workers === 0 || queue ? new InProcessRunner() : new WorkerPool(workers);
     const results: Survey[] = [];
     try {
       for (const manifest of positionals) {
         const progress = createProgressReporter(ctx.stderr, `ingest ${manifest}`, clock);
         const survey = await ingestor.ingestManifestFile(manifest, (e) => progress.update(e.label, e.fraction), {
           runner,
+          queue,
         });
         progress.done(`survey ${survey.id} version ${survey.version}`);
         results.push(survey);
       }
     } finally {
       await runner.close();
+      await queue?.close();
     }
     if (values.json)
       printJson(ctx, results.length === 1 ? surveySummary(results[0] as Survey) : results.map(surveySummary));
     return 0;
   },
 };
+
+/** The ingest queue on the configured PostgreSQL; a SQLite deployment has none. */
+export async function openQueue(config: Config): Promise<IngestQueue> {
+  if (config.database.engine !== 'postgres') {
+    throw new UsageError(
+      'the ingest queue needs NADIR_DATABASE to be a postgres:// URL (workers on several machines share it)',
+    );
+  }
+  // Loaded here: pg-boss and its driver are for queued ingest alone, not every command's start.
+  const { IngestQueue } = await import('../../ingest/ingest-queue.js');
+  return IngestQueue.open(config.database.url, {
+    jobTimeoutSeconds: config.ingestJobTimeoutS,
+    maintenanceSeconds: config.ingestQueueCheckS,
+  });
+}
+
+/** `nadir ingest status`: each queued survey's jobs, with an ETA from the pace so far. */
+async function queueStatus(ctx: CliContext, json: boolean): Promise<number> {
+  const queue = await openQueue(ctx.config);
+  try {
+    const surveys = await queue.status();
+    if (json) {
+      printJson(ctx, surveys);
+      return 0;
+    }
+    if (surveys.length === 0) ctx.stdout.write('no surveys in the ingest queue\n');
+    for (const s of surveys) {
+      const total = s.waiting + s.active + s.done + s.failed;
+      const left = s.waiting + s.active;
+      // Jobs run side by side: the pace is jobs finished over the time since the first started.
+      const elapsed = s.startedAt && s.lastDoneAt ? (Date.parse(s.lastDoneAt) - Date.parse(s.startedAt)) / 1000 : 0;
+      const eta = s.done > 0 && elapsed > 0 && left > 0 ? ` ETA ${formatSeconds((left * elapsed) / s.done)}` : '';
+      const bar = progressBar(total === 0 ? 0 : s.done / total, 24);
+      ctx.stdout.write(
+        `${s.survey} v${s.version} ${bar} ${s.done}/${total} done, ${s.active} running, ${s.waiting} waiting, ${s.failed} failed${eta}\n`,
+      );
+    }
+    return 0;
+  } finally {
+    await queue.close();
+  }
+}
+
+function progressBar(fraction: number, width: number): string {
+  const full = Math.round(fraction * width);
+  return `[${'#'.repeat(full)}${'.'.repeat(width - full)}]`;
+}
+
+function formatSeconds(seconds: number): string {
+  if (seconds < 60) return `${Math.ceil(seconds)} s`;
+  if (seconds < 3600) return `${Math.ceil(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}

@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { boundIngestMemory } from '../../ingest/memory.js';
+import { type CliContext, type Command, parseCommandArgs, wholeNumber } from '../command.js';
+import { openQueue } from './ingest.js';
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'Take ingest jobs from the queue on NADIR_DATABASE (PostgreSQL) until stopped',
+  usage: `nadir worker [--jobs N]
+
+  --jobs N   how many jobs this process runs side by side (default 1); GDAL's threads are the
+             cores shared out
+
+Takes the jobs \`nadir ingest --queue\` sends, on any machine with the same NADIR_DATABASE and
+NADIR_STORAGE: each output is written in a temporary folder of this process's own (under the data
+folder's staging/) and put into the survey storage. SIGINT or SIGTERM: stop taking jobs, finish
+the ones in hand, exit. A worker killed in a job loses nothing: the job goes to another worker
+after NADIR_INGEST_JOB_TIMEOUT_S.`,
+  async run(args: string[], ctx: CliContext) {
+    const { values } = parseCommandArgs(args, { jobs: { type: 'string' } }, false);
+    const jobs = wholeNumber('--jobs', values.jobs ?? '1', 1, 64);
+    boundIngestMemory();
+    const queue = await openQueue(ctx.config);
+    const { storage, clock } = await ctx.services();
+    const workDir = join(ctx.config.dataDir, 'staging', `worker.${process.pid}`);
+    const say = (line: string) => ctx.stderr.write(`${clock().toISOString()} ${line}\n`);
+    const stop = await queue.work(storage, workDir, jobs, ({ state, label, seconds, error }) => {
+      if (state === 'started') say(`started ${label}`);
+      else if (error) say(`failed ${label} after ${seconds.toFixed(1)} s: ${error}`);
+      else say(`done ${label} in ${seconds.toFixed(1)} s`);
+    });
+    say(`nadir worker ${process.pid}: taking ingest jobs, ${jobs} at a time`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    say('stopping: finishing the jobs in hand');
+    await stop();
+    await queue.close();
+    return 0;
+  },
+};

@@ -1,0 +1,302 @@
+/**
+ * Ingest jobs across machines, through a queue on the deployment's PostgreSQL: pg-boss (a
+ * maintained queue on PostgreSQL's SKIP LOCKED; version 10, the last for Node 20), in a schema of
+ * its own. `nadir ingest --queue` plans the survey and sends its jobs; `nadir worker` on any machine
+ * with the same NADIR_DATABASE and NADIR_STORAGE takes them, writes each output in a temporary
+ * folder of its own and puts it straight into the survey storage at its final key. The ingest that
+ * sent them waits, phase by phase, and makes the survey visible in one catalogue transaction after
+ * the last job. A job whose worker is killed is failed by pg-boss once it outlives its timeout and
+ * retried by another worker; every job first looks in storage for its output, so a job that ran
+ * twice, or a re-run of a killed ingest, redoes no finished work.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import PgBoss from 'pg-boss';
+import { NadirError } from '../errors.js';
+import type { SurveyStorage } from '../storage/storage.js';
+import { type IngestJob, type IngestJobResult, jobOutput, noOutputMarker, runIngestJob } from './ingest-jobs.js';
+import type { JobRunner } from './worker-pool.js';
+
+/** The queue's name in pg-boss. */
+export const INGEST_QUEUE = 'nadir-ingest';
+/** pg-boss's tables live in this schema of the deployment's database. */
+const QUEUE_SCHEMA = 'nadir_ingest_queue';
+
+export interface IngestQueueOptions {
+  /**
+   * How long one job may run before it counts as lost (its worker killed or cut off) and goes to
+   * another worker: longer than the slowest shard (an 8,192 px shard takes tens of seconds).
+   */
+  jobTimeoutSeconds: number;
+  /** How often pg-boss looks for lost jobs. */
+  maintenanceSeconds: number;
+  /** How often a waiting ingest and an idle worker look at the queue. */
+  pollSeconds: number;
+  /** Tries after the first, for a job that failed or was lost. */
+  retries: number;
+}
+
+export const DEFAULT_QUEUE_OPTIONS: IngestQueueOptions = {
+  jobTimeoutSeconds: 15 * 60,
+  maintenanceSeconds: 60,
+  pollSeconds: 1,
+  retries: 3,
+};
+
+/** What a queued job carries: the job and the survey version it belongs to. */
+interface QueuedJob {
+  survey: string;
+  version: number;
+  job: IngestJob;
+}
+
+/** What a worker reports of each job it takes. */
+export interface JobEvent {
+  state: 'started' | 'done' | 'failed';
+  label: string;
+  seconds: number;
+  error?: string;
+}
+
+/** One survey's jobs in the queue, for `nadir ingest status`. */
+export interface QueuedSurvey {
+  survey: string;
+  version: number;
+  waiting: number;
+  active: number;
+  done: number;
+  failed: number;
+  /** First job started, last job finished (ISO instants). */
+  startedAt?: string;
+  lastDoneAt?: string;
+  /** Mean seconds of a finished job. */
+  meanJobSeconds?: number;
+}
+
+/** A job's id from its output's key: sending it again (a re-run) finds the same job. */
+function jobId(key: string): string {
+  const hex = createHash('sha256').update(key).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+function storedKey(job: IngestJob): string {
+  if (!job.store) throw new Error('a queued ingest job needs the storage key of its output');
+  return job.store;
+}
+
+function resultOf(job: IngestJob, done: boolean): IngestJobResult {
+  return job.kind === 'collar' ? { kind: 'collar', found: done } : { kind: 'grid', written: done };
+}
+
+/** The result of each job whose output (or no-output marker) is in `present`. */
+function finishedFrom(jobs: readonly IngestJob[], present: Set<string>): Array<IngestJobResult | undefined> {
+  return jobs.map((job) => {
+    const key = storedKey(job);
+    if (present.has(key)) return resultOf(job, true);
+    if (present.has(noOutputMarker(key, job))) return resultOf(job, false);
+    return undefined;
+  });
+}
+
+/** Every key under the folders of these jobs' outputs. */
+async function storedKeys(storage: SurveyStorage, jobs: readonly IngestJob[]): Promise<Set<string>> {
+  const prefixes = new Set(jobs.map((job) => storedKey(job).replace(/[^/]*$/, '')));
+  // One listing per version folder: the common prefix of the folders (`surveys/<id>/v<n>/`).
+  const versions = new Set([...prefixes].map((p) => /^surveys\/[^/]+\/v\d+\//.exec(p)?.[0] ?? p));
+  const keys = new Set<string>();
+  for (const prefix of versions) for await (const { key } of storage.list(prefix)) keys.add(key);
+  return keys;
+}
+
+export class IngestQueue {
+  readonly #boss: PgBoss;
+  readonly #options: IngestQueueOptions;
+
+  private constructor(boss: PgBoss, options: IngestQueueOptions) {
+    this.#boss = boss;
+    this.#options = options;
+  }
+
+  /** Connects (creating pg-boss's schema on first use); fails loudly when the database is not there. */
+  static async open(url: string, options: Partial<IngestQueueOptions> = {}): Promise<IngestQueue> {
+    const settings = { ...DEFAULT_QUEUE_OPTIONS, ...options };
+    const boss = new PgBoss({
+      connectionString: url,
+      schema: QUEUE_SCHEMA,
+      max: 4,
+      maintenanceIntervalSeconds: settings.maintenanceSeconds,
+    });
+    const errors: Error[] = [];
+    boss.on('error', (error: Error) => errors.push(error));
+    try {
+      await boss.start();
+      await boss.createQueue(INGEST_QUEUE, {
+        name: INGEST_QUEUE,
+        retryLimit: settings.retries,
+        expireInSeconds: settings.jobTimeoutSeconds,
+      });
+    } catch (error) {
+      await boss.stop({ graceful: false, wait: false }).catch(() => undefined);
+      throw new NadirError(
+        'INVALID_CONFIG',
+        `the ingest queue on NADIR_DATABASE cannot be used: ${(error as Error).message}`,
+      );
+    }
+    return new IngestQueue(boss, settings);
+  }
+
+  async close(): Promise<void> {
+    await this.#boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  }
+
+  /**
+   * The runner of `nadir ingest --queue`: sends each job once (a job already queued or done keeps
+   * its id) and waits for all of them.
+   */
+  runner(survey: string, version: number, storage: SurveyStorage): JobRunner {
+    return {
+      threadsPerJob: 0, // each worker shares out its own cores
+      storesOutputs: true,
+      finished: async (jobs) => finishedFrom(jobs, await storedKeys(storage, jobs)),
+      run: (jobs, progress) => this.#runAndWait(survey, version, jobs, progress),
+      close: async () => {},
+    };
+  }
+
+  async #runAndWait(
+    survey: string,
+    version: number,
+    jobs: readonly IngestJob[],
+    progress: (index: number, fraction: number) => void,
+  ): Promise<IngestJobResult[]> {
+    if (jobs.length === 0) return [];
+    const ids = jobs.map((job) => jobId(storedKey(job)));
+    for (const [index, job] of jobs.entries()) {
+      const data: QueuedJob = { survey, version, job };
+      await this.#boss.send(INGEST_QUEUE, data, { id: ids[index] });
+    }
+    const results: Array<IngestJobResult | undefined> = new Array(jobs.length);
+    const index = new Map(ids.map((id, i) => [id, i]));
+    const db = this.#boss.getDb();
+    for (;;) {
+      const pending = ids.filter((_, i) => results[i] === undefined);
+      if (pending.length === 0) return results as IngestJobResult[];
+      // pg-boss's own table (its documented schema): one query for every job still waited for.
+      const { rows } = await db.executeSql(
+        `SELECT id, state, output FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND id = ANY($2::uuid[])`,
+        [INGEST_QUEUE, pending],
+      );
+      for (const row of rows as Array<{ id: string; state: string; output: unknown }>) {
+        const i = index.get(row.id) as number;
+        if (row.state === 'completed') {
+          results[i] = row.output as IngestJobResult;
+          progress(i, 1);
+        } else if (row.state === 'failed') {
+          const message = (row.output as { message?: string } | null)?.message ?? 'failed';
+          throw new NadirError('INVALID_SOURCE', message);
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.#options.pollSeconds * 1000));
+    }
+  }
+
+  /**
+   * Takes jobs until `stop` is called: `concurrency` at once, each written in a temporary folder
+   * under `workDir` and put into `storage`. Resolves with the function that stops it.
+   */
+  async work(
+    storage: SurveyStorage,
+    workDir: string,
+    concurrency: number,
+    onJob: (event: JobEvent) => void = () => {},
+  ): Promise<() => Promise<void>> {
+    await mkdir(workDir, { recursive: true });
+    const threads = Math.max(1, Math.floor(availableParallelism() / concurrency));
+    const handler = async ([job]: PgBoss.Job<QueuedJob>[]) => {
+      if (!job) return undefined;
+      const started = performance.now();
+      const label = job.data.job.kind === 'collar' ? `collar of ${job.data.job.source.path}` : job.data.job.label;
+      const seconds = () => (performance.now() - started) / 1000;
+      onJob({ state: 'started', label, seconds: 0 });
+      try {
+        const result = await runQueuedJob(job.data.job, storage, workDir, threads);
+        onJob({ state: 'done', label, seconds: seconds() });
+        return result;
+      } catch (error) {
+        onJob({ state: 'failed', label, seconds: seconds(), error: (error as Error).message });
+        throw error;
+      }
+    };
+    for (let i = 0; i < concurrency; i++) {
+      await this.#boss.work(INGEST_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.#options.pollSeconds }, handler);
+    }
+    return async () => {
+      await this.#boss.offWork(INGEST_QUEUE);
+    };
+  }
+
+  /** Every survey with jobs in the queue, newest first. */
+  async status(): Promise<QueuedSurvey[]> {
+    const { rows } = await this.#boss.getDb().executeSql(
+      `SELECT data->>'survey' AS survey, (data->>'version')::int AS version,
+         count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS waiting,
+         count(*) FILTER (WHERE state = 'active')::int AS active,
+         count(*) FILTER (WHERE state = 'completed')::int AS done,
+         count(*) FILTER (WHERE state IN ('failed', 'cancelled'))::int AS failed,
+         min(started_on) AS started, max(completed_on) FILTER (WHERE state = 'completed') AS last_done,
+         avg(extract(epoch FROM completed_on - started_on)) FILTER (WHERE state = 'completed') AS mean
+       FROM ${QUEUE_SCHEMA}.job WHERE name = $1
+       GROUP BY 1, 2 ORDER BY min(created_on) DESC`,
+      [INGEST_QUEUE],
+    );
+    return (rows as Array<Record<string, unknown>>).map((row) => ({
+      survey: String(row.survey),
+      version: Number(row.version),
+      waiting: Number(row.waiting),
+      active: Number(row.active),
+      done: Number(row.done),
+      failed: Number(row.failed),
+      ...(row.started ? { startedAt: new Date(row.started as string).toISOString() } : {}),
+      ...(row.last_done ? { lastDoneAt: new Date(row.last_done as string).toISOString() } : {}),
+      ...(row.mean !== null && row.mean !== undefined ? { meanJobSeconds: Number(row.mean) } : {}),
+    }));
+  }
+}
+
+/**
+ * One queued job on this machine: skipped when its output is already in storage (a job run twice,
+ * a re-run), else run in a temporary folder of its own and its output (or no-output marker) put
+ * at its key.
+ */
+export async function runQueuedJob(
+  queued: IngestJob,
+  storage: SurveyStorage,
+  workDir: string,
+  threads: number,
+): Promise<IngestJobResult> {
+  const key = storedKey(queued);
+  const [already] = finishedFrom([queued], await keysAt(storage, key));
+  if (already) return already;
+  const dir = await mkdtemp(join(workDir, 'job-'));
+  try {
+    const job: IngestJob =
+      queued.kind === 'collar'
+        ? { ...queued, state: join(dir, 'collar.tif') }
+        : { ...queued, cog: { ...queued.cog, output: join(dir, 'cog.tif'), threads } };
+    const result = await runIngestJob(job, () => {});
+    const produced = result.kind === 'collar' ? result.found : result.written;
+    if (produced) await storage.put(key, jobOutput(job));
+    else await storage.put(noOutputMarker(key, job), noOutputMarker(jobOutput(job), job));
+    return result;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function keysAt(storage: SurveyStorage, key: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for await (const object of storage.list(key)) keys.add(object.key);
+  return keys;
+}

@@ -1,0 +1,201 @@
+/**
+ * Queued ingest across processes, with real servers (test/support/servers.ts): PostgreSQL holds the
+ * queue (pg-boss) and the catalogue, an S3 server (s3rver) the survey files. Two `nadir worker`
+ * processes, each with a data folder of its own, take the jobs of one survey; one is killed with
+ * SIGKILL in the middle. The other finishes, nothing is visible before the last job, and the
+ * stored shards are byte for byte those of an ingest that ran uninterrupted in one process.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import type { Asset, Survey } from '../../src/catalogue/survey.js';
+import { createServices, type Services } from '../../src/composition.js';
+import { parseConfig } from '../../src/config/config.js';
+import { assetFiles } from '../../src/geo/asset-layout.js';
+import { IngestQueue } from '../../src/ingest/ingest-queue.js';
+import { SurveyIngestor } from '../../src/ingest/ingest-survey.js';
+import { InProcessRunner } from '../../src/ingest/worker-pool.js';
+import { IngestWorkspace } from '../../src/ingest/workspace.js';
+import { testClock } from '../support/clock.js';
+import { cliArgs, REALDATA, run, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
+import { type PostgresServer, type S3Server, SKIP_POSTGRES, startPostgres, startS3 } from '../support/servers.js';
+
+const exec = promisify(execFile);
+const ORTHO = join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif');
+const QUEUED = '9e0e0000-0000-4000-8000-000000000001';
+const LOCAL = '9e0e0000-0000-4000-8000-000000000002';
+
+interface Worker {
+  child: ChildProcess;
+  log: string;
+}
+
+function startWorker(env: NodeJS.ProcessEnv): Worker {
+  const child = spawn(process.execPath, cliArgs('worker'), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const worker: Worker = { child, log: '' };
+  child.stderr?.on('data', (chunk) => (worker.log += chunk));
+  return worker;
+}
+
+function jobs(worker: Worker, state: 'started' | 'done'): number {
+  return worker.log.split('\n').filter((line) => line.includes(` ${state} `)).length;
+}
+
+async function until(what: string, check: () => boolean, ms = 60_000, logs = () => ''): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(logs())}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('queued ingest on two worker processes over PostgreSQL and S3', {
+  skip: SKIP_POSTGRES || SKIP_REALDATA,
+}, () => {
+  let pg: PostgresServer;
+  let s3: S3Server;
+  let dir: { path: string; remove: () => Promise<void> };
+  let env: NodeJS.ProcessEnv;
+  let services: Services;
+  let queue: IngestQueue;
+  const workers: Worker[] = [];
+
+  before(async () => {
+    [pg, s3, dir] = await Promise.all([startPostgres(), startS3('imagery'), tempDir('nadir-queue-')]);
+    const database = await pg.createDatabase('nadir');
+    env = {
+      ...process.env,
+      ...s3.env,
+      NADIR_DATABASE: database,
+      NADIR_STORAGE: 's3://imagery/fleet',
+      NADIR_TOKEN_SECRETS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+      // A job outliving 6 s counts as lost (a shard here takes well under a second); looked for every second.
+      NADIR_INGEST_JOB_TIMEOUT_S: '6',
+      NADIR_INGEST_QUEUE_CHECK_S: '1',
+      NADIR_LOG_LEVEL: 'silent',
+    };
+    const config = parseConfig({ ...env, NADIR_DATA_DIR: join(dir.path, 'coordinator') }, dir.path);
+    services = await createServices(config, testClock().now);
+    queue = await IngestQueue.open(database, { jobTimeoutSeconds: 6, maintenanceSeconds: 1, pollSeconds: 0.2 });
+    // A delivery of four files, two of them in another CRS (as in sharded.test.ts).
+    const delivery = join(dir.path, 'delivery');
+    await mkdir(delivery, { recursive: true });
+    const info = JSON.parse((await exec('gdalinfo', ['-json', ORTHO])).stdout) as { size: [number, number] };
+    const [w, h] = info.size.map((n) => Math.ceil(n / 2)) as [number, number];
+    for (const [i, [x, y]] of [
+      [0, 0],
+      [w, 0],
+      [0, h],
+      [w, h],
+    ].entries()) {
+      const piece = join(delivery, `piece_${i}.tif`);
+      if (i < 2) await run('gdal_translate', ['-q', '-srcwin', `${x}`, `${y}`, `${w}`, `${h}`, ORTHO, piece]);
+      else {
+        const utm16 = join(delivery, `utm16_${i}.tif`);
+        await run('gdal_translate', ['-q', '-srcwin', `${x}`, `${y}`, `${w}`, `${h}`, ORTHO, utm16]);
+        await run('gdalwarp', ['-q', '-t_srs', 'EPSG:32615', '-r', 'bilinear', '-dstalpha', utm16, piece]);
+        await rm(utm16);
+      }
+    }
+  });
+
+  after(async () => {
+    for (const { child } of workers) child.kill('SIGKILL');
+    await queue?.close();
+    await services?.close();
+    await Promise.all([pg?.stop(), s3?.stop()]);
+    await dir?.remove();
+  });
+
+  function ingestor(): SurveyIngestor {
+    return new SurveyIngestor({
+      catalogue: services.catalogue,
+      storage: services.storage,
+      clock: services.clock,
+      workspace: new IngestWorkspace(join(dir.path, 'coordinator')),
+      // 256 px shards: this small raster becomes a few dozen jobs for two workers to share.
+      shardLevels: 0,
+    });
+  }
+
+  test('two workers share a survey; one killed mid-survey; the other finishes it; nothing shows before', async () => {
+    for (const name of ['worker-a', 'worker-b']) {
+      workers.push(startWorker({ ...env, NADIR_DATA_DIR: join(dir.path, name) }));
+    }
+    await until('both workers to start', () => workers.every((w) => w.log.includes('taking ingest jobs')));
+    const manifest = await writeManifest(join(dir.path, 'delivery'), 'queued', {
+      id: QUEUED,
+      captureDate: '2021-07-02',
+      assets: { Vert: '*.tif' },
+    });
+    const ingest = ingestor().ingestManifestFile(manifest, undefined, { queue });
+    const [a, b] = workers as [Worker, Worker];
+    // Killed in a job: after it finished one, as it starts another.
+    await until(
+      'worker A to finish a job and start the next',
+      () => jobs(a, 'done') >= 1 && jobs(a, 'started') > jobs(a, 'done'),
+      60_000,
+      () => workers.map((w) => w.log).join(' | '),
+    );
+    a.child.kill('SIGKILL');
+    const killedAfter = jobs(a, 'done');
+    assert.equal(await services.catalogue.get(QUEUED), undefined, 'nothing visible while jobs remain');
+    const survey = await ingest;
+    assert.ok(jobs(b, 'done') >= 1, 'worker B did part of it');
+    const retried = await pg.psql('nadir', 'SELECT count(*) FROM nadir_ingest_queue.job WHERE retry_count > 0');
+    assert.ok(
+      Number(retried.trim()) >= 1,
+      `the job worker A died in was given to worker B (${retried.trim()} retried)`,
+    );
+    assert.ok(killedAfter >= 1, 'worker A did part of it');
+    const asset = survey.assets.Vert as Asset;
+    assert.ok(asset.shards && asset.shards.tiles.length / 2 >= 4, 'sharded into several jobs');
+    // What workers leave in the bucket besides the survey's files: nothing.
+    const keys: string[] = [];
+    for await (const { key } of services.storage.list(`surveys/${QUEUED}/`)) keys.push(key);
+    assert.deepEqual(keys.sort(), assetFiles(asset).sort());
+
+    const status = await exec(process.execPath, cliArgs('ingest', 'status', '--json'), { env });
+    const rows = JSON.parse(status.stdout) as Array<{ survey: string; done: number; waiting: number; failed: number }>;
+    const row = rows.find((r) => r.survey === QUEUED);
+    assert.ok(row && row.done >= asset.shards.tiles.length / 2 && row.waiting === 0 && row.failed === 0);
+    const text = await exec(process.execPath, cliArgs('ingest', 'status'), { env });
+    assert.match(text.stdout, new RegExp(`${QUEUED} v1 \\[#+\\] \\d+/\\d+ done`));
+  });
+
+  test('the stored shards equal, byte for byte, an ingest of the same files in one process', async () => {
+    const queued = (await services.catalogue.get(QUEUED)) as Survey;
+    const local = await ingestor().ingest(
+      {
+        id: LOCAL,
+        captureDate: '2021-07-02',
+        firstPhotoTime: '2021-07-02T00:00:00Z',
+        lastPhotoTime: '2021-07-02T23:59:59Z',
+        tags: [],
+        assets: { Vert: join(dir.path, 'delivery', '*.tif') },
+      },
+      undefined,
+      { runner: new InProcessRunner() },
+    );
+    const ours = queued.assets.Vert as Asset;
+    const theirs = local.assets.Vert as Asset;
+    assert.deepEqual(ours.shards?.tiles, theirs.shards?.tiles);
+    const files = [assetFiles(ours), assetFiles(theirs)];
+    assert.equal(files[0]?.length, files[1]?.length);
+    for (const [i, key] of (files[0] as string[]).entries()) {
+      const other = (files[1] as string[])[i] as string;
+      assert.ok((await stored(services, key)).equals(await stored(services, other)), `${key} differs from ${other}`);
+    }
+  });
+});
+
+/** A stored file's bytes, through the storage's own range reads. */
+async function stored(services: Services, key: string): Promise<Buffer> {
+  let size = 0;
+  for await (const object of services.storage.list(key)) if (object.key === key) size = object.size;
+  assert.ok(size > 0, `${key} is stored`);
+  return Buffer.from(await services.storage.source(key).fetch(0, size));
+}
