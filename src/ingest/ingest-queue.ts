@@ -17,7 +17,7 @@ import PgBoss from 'pg-boss';
 import { NadirError } from '../errors.js';
 import type { SurveyStorage } from '../storage/storage.js';
 import { type IngestJob, type IngestJobResult, jobOutput, noOutputMarker, runIngestJob } from './ingest-jobs.js';
-import type { JobRunner } from './worker-pool.js';
+import { type JobRunner, WorkerPool } from './worker-pool.js';
 
 /** The queue's name in pg-boss. */
 export const INGEST_QUEUE = 'nadir-ingest';
@@ -210,30 +210,41 @@ export class IngestQueue {
     storage: SurveyStorage,
     workDir: string,
     concurrency: number,
+    gdalSettings: Record<string, string>,
     onJob: (event: JobEvent) => void = () => {},
   ): Promise<() => Promise<void>> {
     await mkdir(workDir, { recursive: true });
     const threads = Math.max(1, Math.floor(availableParallelism() / concurrency));
-    const handler = async ([job]: PgBoss.Job<QueuedJob>[]) => {
-      if (!job) return undefined;
-      const started = performance.now();
-      const label = job.data.job.kind === 'collar' ? `collar of ${job.data.job.source.path}` : job.data.job.label;
-      const seconds = () => (performance.now() - started) / 1000;
-      onJob({ state: 'started', label, seconds: 0 });
-      try {
-        const result = await runQueuedJob(job.data.job, storage, workDir, threads);
-        onJob({ state: 'done', label, seconds: seconds() });
-        return result;
-      } catch (error) {
-        onJob({ state: 'failed', label, seconds: seconds(), error: (error as Error).message });
-        throw error;
-      }
-    };
-    for (let i = 0; i < concurrency; i++) {
-      await this.#boss.work(INGEST_QUEUE, { batchSize: 1, pollingIntervalSeconds: this.#options.pollSeconds }, handler);
+    // Each job slot runs its GDAL work in a worker process of its own (worker-pool.ts): bounded
+    // malloc arenas, and a crash in GDAL fails the job, not the worker.
+    const pools = Array.from({ length: concurrency }, () => new WorkerPool(1, threads, gdalSettings));
+    const handlerFor =
+      (pool: WorkerPool) =>
+      async ([job]: PgBoss.Job<QueuedJob>[]) => {
+        if (!job) return undefined;
+        const started = performance.now();
+        const label = job.data.job.kind === 'collar' ? `collar of ${job.data.job.source.path}` : job.data.job.label;
+        const seconds = () => (performance.now() - started) / 1000;
+        onJob({ state: 'started', label, seconds: 0 });
+        try {
+          const result = await runQueuedJob(job.data.job, storage, workDir, threads, async (local) => {
+            const [done] = await pool.run([local], () => {});
+            return done as IngestJobResult;
+          });
+          onJob({ state: 'done', label, seconds: seconds() });
+          return result;
+        } catch (error) {
+          onJob({ state: 'failed', label, seconds: seconds(), error: (error as Error).message });
+          throw error;
+        }
+      };
+    for (const pool of pools) {
+      const options = { batchSize: 1, pollingIntervalSeconds: this.#options.pollSeconds };
+      await this.#boss.work(INGEST_QUEUE, options, handlerFor(pool));
     }
     return async () => {
       await this.#boss.offWork(INGEST_QUEUE);
+      await Promise.all(pools.map((pool) => pool.close()));
     };
   }
 
@@ -275,6 +286,7 @@ export async function runQueuedJob(
   storage: SurveyStorage,
   workDir: string,
   threads: number,
+  run: (job: IngestJob) => Promise<IngestJobResult> = (job) => runIngestJob(job, () => {}),
 ): Promise<IngestJobResult> {
   const key = storedKey(queued);
   const [already] = finishedFrom([queued], await keysAt(storage, key));
@@ -285,7 +297,7 @@ export async function runQueuedJob(
       queued.kind === 'collar'
         ? { ...queued, state: join(dir, 'collar.tif') }
         : { ...queued, cog: { ...queued.cog, output: join(dir, 'cog.tif'), threads } };
-    const result = await runIngestJob(job, () => {});
+    const result = await run(job);
     const produced = result.kind === 'collar' ? result.found : result.written;
     if (produced) await storage.put(key, jobOutput(job));
     else await storage.put(noOutputMarker(key, job), noOutputMarker(jobOutput(job), job));

@@ -113,10 +113,19 @@ export class SurveyIngestor {
     const say = (fraction: number, label: string) =>
       onProgress({ survey: manifest.id, label, fraction: Math.min(1, fraction) });
     say(0, 'checking sources');
-    const checked: CheckedAsset[] = [];
+    const listed: Array<[ContentType, string[]]> = [];
     for (const [type, entry] of Object.entries(manifest.assets) as [ContentType, string | string[]][]) {
+      listed.push([type, await sourceFiles(type, entry)]);
+    }
+    const count = listed.reduce((sum, [, files]) => sum + files.length, 0);
+    const checked: CheckedAsset[] = [];
+    let seen = 0;
+    for (const [type, files] of listed) {
       const sources: SourceRaster[] = [];
-      for (const file of await sourceFiles(type, entry)) sources.push(await inspectSource(type, file));
+      for (const file of files) {
+        say(0, `checking sources (${++seen}/${count})`);
+        sources.push(await inspectSource(type, file));
+      }
       checked.push({ type, sources });
     }
     if (!this.#storage.writable) {

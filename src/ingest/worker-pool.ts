@@ -59,6 +59,17 @@ function workerModule(): { path: string; execArgv: string[] } {
   return { path, execArgv: typescript ? ['--import', 'tsx'] : [] };
 }
 
+/**
+ * A worker's environment: glibc's malloc arenas capped at two (unless the environment says
+ * otherwise). GDAL's warp and compression threads each allocate their chunk buffers in an arena of
+ * their own, and freed arena memory mostly stays with the process: over a run of shards a worker
+ * grew to 2.1 GB with the default (one arena per thread, up to 8 per core), where two arenas keep
+ * it near one shard's need (measured: docs/ingest.md).
+ */
+function workerEnvironment(): NodeJS.ProcessEnv {
+  return { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+}
+
 interface Worker {
   child: ChildProcess;
   busy?: { id: number; index: number };
@@ -72,10 +83,17 @@ export class WorkerPool implements JobRunner {
   readonly #workers: Worker[] = [];
   #nextId = 0;
 
-  constructor(size: number, cores = availableParallelism()) {
+  readonly #env: NodeJS.ProcessEnv;
+
+  /**
+   * `gdalSettings`: GDAL configuration the workers need (the storage's, from
+   * open-storage.ts gdalStorageSettings): GDAL reads its options from the environment too.
+   */
+  constructor(size: number, cores = availableParallelism(), gdalSettings: Record<string, string> = {}) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`workers must be a whole number >= 1, got ${size}`);
     this.size = size;
     this.threadsPerJob = Math.max(1, Math.floor(cores / size));
+    this.#env = { ...workerEnvironment(), ...gdalSettings };
   }
 
   finished(jobs: readonly IngestJob[]) {
@@ -141,7 +159,11 @@ export class WorkerPool implements JobRunner {
     let worker = this.#workers[index];
     if (!worker || worker.child.exitCode !== null || worker.child.signalCode !== null) {
       const { path, execArgv } = workerModule();
-      const child = fork(path, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = fork(path, [], {
+        env: this.#env,
+        execArgv,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       worker = { child };
       this.#workers[index] = worker;
     }

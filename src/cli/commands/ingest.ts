@@ -4,6 +4,7 @@ import type { Config } from '../../config/config.js';
 import type { IngestQueue } from '../../ingest/ingest-queue.js';
 import { boundIngestMemory } from '../../ingest/memory.js';
 import { InProcessRunner, WorkerPool } from '../../ingest/worker-pool.js';
+import { gdalStorageSettings } from '../../storage/open-storage.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
 import { createProgressReporter } from '../progress.js';
 
@@ -61,7 +62,10 @@ once all its files are written.`,
     boundIngestMemory();
     const queue = values.queue ? await openQueue(ctx.config) : undefined;
     const { ingestor, clock } = await ctx.services();
-    const runner = workers === 0 || queue ? new InProcessRunner() : new WorkerPool(workers);
+    const runner =
+      workers === 0 || queue
+        ? new InProcessRunner()
+        : new WorkerPool(workers, availableParallelism(), gdalStorageSettings(ctx.config.storage));
     const results: Survey[] = [];
     try {
       for (const manifest of positionals) {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { boundIngestMemory } from '../../ingest/memory.js';
+import { gdalStorageSettings } from '../../storage/open-storage.js';
 import { type CliContext, type Command, parseCommandArgs, wholeNumber } from '../command.js';
 import { openQueue } from './ingest.js';
 
@@ -24,11 +25,17 @@ after NADIR_INGEST_JOB_TIMEOUT_S.`,
     const { storage, clock } = await ctx.services();
     const workDir = join(ctx.config.dataDir, 'staging', `worker.${process.pid}`);
     const say = (line: string) => ctx.stderr.write(`${clock().toISOString()} ${line}\n`);
-    const stop = await queue.work(storage, workDir, jobs, ({ state, label, seconds, error }) => {
-      if (state === 'started') say(`started ${label}`);
-      else if (error) say(`failed ${label} after ${seconds.toFixed(1)} s: ${error}`);
-      else say(`done ${label} in ${seconds.toFixed(1)} s`);
-    });
+    const stop = await queue.work(
+      storage,
+      workDir,
+      jobs,
+      gdalStorageSettings(ctx.config.storage),
+      ({ state, label, seconds, error }) => {
+        if (state === 'started') say(`started ${label}`);
+        else if (error) say(`failed ${label} after ${seconds.toFixed(1)} s: ${error}`);
+        else say(`done ${label} in ${seconds.toFixed(1)} s`);
+      },
+    );
     say(`nadir worker ${process.pid}: taking ingest jobs, ${jobs} at a time`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
