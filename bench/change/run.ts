@@ -20,6 +20,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { aoiGrid } from '../../src/geo/aoi-grid.js';
 import type * as RasterModule from '../../src/raster/index.js';
 import type * as LocalStorageModule from '../../src/storage/local-storage.js';
+import { assetDataset } from '../asset-dataset.js';
 import { importCompiled } from '../load/compiled.js';
 import { measureCommands, type Sample } from '../raster/measure.js';
 import type { SectionOptions } from '../report/section.js';
@@ -131,7 +132,10 @@ export async function measureChange(options: SectionOptions): Promise<ChangeRaw>
   const engine = new RasterEngine({ storage });
   const afterDsm = afterSurvey.assets.DetailDsm as NonNullable<Survey['assets']['DetailDsm']>;
   const beforeDsm = beforeSurvey.assets.DetailDsm as NonNullable<Survey['assets']['DetailDsm']>;
-  const cogs: [string, string] = [storage.gdalPath(afterDsm.uri), storage.gdalPath(beforeDsm.uri)];
+  const cogs: [string, string] = [
+    await assetDataset(storage, afterDsm, join(TOWN, 'after-dsm.vrt')),
+    await assetDataset(storage, beforeDsm, join(TOWN, 'before-dsm.vrt')),
+  ];
   const box = [bounds.minX, bounds.minY, bounds.maxX, bounds.maxY];
   const outputs = {
     engine: join(WORK, 'nadir.tif'),

@@ -14,6 +14,9 @@
  * of each process; MP/s are source pixels per second.
  *
  *   npm run build && node --import tsx bench/ingest/run.ts [--quick] [--json <raw.json>]
+ *
+ * `--delivery` runs the other part instead, a delivery of many tiles in two CRSs ingested with 1 and
+ * 2 worker processes (bench/ingest/delivery.ts; also `--rounds N`, `--only gdal|nadir`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { WARP_MEMORY_MB } from '../../src/ingest/cog-writer.js';
 import { INGEST_GDAL_CACHE_MB } from '../../src/ingest/memory.js';
+import { DELIVERY_OPTIONS, deliveryMain } from './delivery.js';
 import type { IngestCase, IngestMeasurement, IngestRaw } from './raw.js';
 import { ingestSection } from './report.js';
 
@@ -300,11 +304,24 @@ export async function runIngestBench(options: IngestBenchOptions): Promise<Inges
 export type { IngestMeasurement };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { quick: { type: 'boolean' }, json: { type: 'string' } } });
-  const raw = await runIngestBench({ quick: values.quick ?? false, log: (line) => process.stderr.write(`${line}\n`) });
-  if (values.json) {
-    await writeFile(values.json, `${JSON.stringify(raw, null, 2)}\n`);
-    process.stderr.write(`raw figures: ${values.json} (${dirname(values.json)})\n`);
+  const { values } = parseArgs({
+    // --quick, --json, and the delivery part's --rounds and --only.
+    options: { ...DELIVERY_OPTIONS, delivery: { type: 'boolean' } },
+  });
+  if (values.delivery) {
+    // The delivery part (bench/ingest/delivery.ts): many tiles in two CRSs, nadir's workers.
+    await deliveryMain(values);
+  } else {
+    if (values.rounds !== undefined || values.only !== undefined)
+      throw new Error('--rounds and --only are options of --delivery');
+    const raw = await runIngestBench({
+      quick: values.quick ?? false,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    if (values.json) {
+      await writeFile(values.json, `${JSON.stringify(raw, null, 2)}\n`);
+      process.stderr.write(`raw figures: ${values.json} (${dirname(values.json)})\n`);
+    }
+    process.stdout.write(ingestSection(raw));
   }
-  process.stdout.write(ingestSection(raw));
 }

@@ -24,6 +24,7 @@ import { aoiMercatorBounds } from '../../src/geo/aoi.js';
 import type * as RasterModule from '../../src/raster/index.js';
 import type { RasterEngine } from '../../src/raster/index.js';
 import type * as LocalStorageModule from '../../src/storage/local-storage.js';
+import { assetDataset } from '../asset-dataset.js';
 import { measureGdalCli } from '../contenders/gdal-cli.js';
 import { measureRasterioAoi } from '../contenders/rasterio-aoi.js';
 import { importCompiled } from '../load/compiled.js';
@@ -162,7 +163,7 @@ export async function measureRaster(
       engine: new RasterEngine({ storage }),
       bench,
       ortho,
-      orthoPath: storage.gdalPath(ortho.uri),
+      orthoPath: await assetDataset(storage, ortho, join(scratch, 'ortho.vrt')),
       scratch,
       log,
     };

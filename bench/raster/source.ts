@@ -16,6 +16,7 @@ import type { Survey } from '../../src/catalogue/survey.js';
 import { createServices, systemClock } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { LocalStorage } from '../../src/storage/local-storage.js';
+import { assetPaths } from '../asset-dataset.js';
 
 const run = promisify(execFile);
 
@@ -82,7 +83,7 @@ export async function benchSurvey(dir: string, log: (message: string) => void): 
     const saved = JSON.parse(await readFile(cached, 'utf8')) as BenchSurvey;
     // The catalogue holds storage keys (older rows: file URIs); the storage knows where either is.
     const storage = new LocalStorage(join(dir, 'data'));
-    const paths = Object.values(saved.survey.assets).map((a) => storage.gdalPath(a.uri));
+    const paths = Object.values(saved.survey.assets).flatMap((a) => assetPaths(storage, a));
     if (paths.every((path) => existsSync(path))) return saved;
   }
   await mkdir(dir, { recursive: true });

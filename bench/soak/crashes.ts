@@ -23,6 +23,7 @@ import { promisify } from 'node:util';
 import { createServices, systemClock } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { tileForMercator } from '../../src/geo/web-mercator.js';
+import { assetDataset } from '../asset-dataset.js';
 import { generateRgb } from '../ingest/run.js';
 import { issueBenchKey, startNadirServe } from '../load/nadir-serve.js';
 import { tileData } from '../tiles/data.js';
@@ -42,7 +43,11 @@ async function visibleVersion(dataDir: string): Promise<{ version: number; cog: 
   try {
     const survey = await services.catalogue.get(SURVEY);
     const asset = survey?.assets.TrueOrtho;
-    return survey && asset ? { version: survey.version, cog: services.storage.gdalPath(asset.uri) } : undefined;
+    if (!survey || !asset) return undefined;
+    return {
+      version: survey.version,
+      cog: await assetDataset(services.storage, asset, join(dataDir, 'TrueOrtho.vrt')),
+    };
   } finally {
     await services.close();
   }

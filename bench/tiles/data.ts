@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import gdal from 'gdal-async';
 import { LocalStorage } from '../../src/storage/local-storage.js';
+import { assetDatasetSync } from '../asset-dataset.js';
 
 const run = promisify(execFile);
 export const ROOT = join(import.meta.dirname, '../..');
@@ -233,7 +234,7 @@ export function benchSurvey(survey: IngestedSurvey, dataDir = DATA): BenchSurvey
   if (!vert) throw new Error(`survey ${survey.id} has no Vert asset`);
   const { minZoom, maxZoom, bounds } = vert;
   // The catalogue holds a storage key; the GDAL contenders need the file in the data folder.
-  const cog = new LocalStorage(dataDir).gdalPath(vert.uri);
+  const cog = assetDatasetSync(new LocalStorage(dataDir), vert, join(dataDir, `${survey.id}-Vert.vrt`));
   return { id: survey.id, captureDate: survey.captureDate, cog, minZoom, maxZoom, bounds };
 }
 
