@@ -177,6 +177,9 @@ export class IngestQueue {
       const data: QueuedJob = { survey, version, job };
       await this.#boss.send(INGEST_QUEUE, data, { id: ids[index] });
     }
+    // A job an earlier attempt left failed (its tries spent) keeps its id, so sending it again did
+    // nothing: give it new tries, or a re-run would only read the old failure.
+    await this.#boss.retry(INGEST_QUEUE, ids);
     const results: Array<IngestJobResult | undefined> = new Array(jobs.length);
     const index = new Map(ids.map((id, i) => [id, i]));
     const db = this.#boss.getDb();

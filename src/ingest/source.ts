@@ -146,6 +146,10 @@ export async function inspectSource(type: ContentType, path: string): Promise<So
       mercatorResolution: sgt[1],
       scaleToByte: kind === 'rgb' ? await colourScale(ds, bands, dataType) : undefined,
     };
+  } catch (error) {
+    if (error instanceof NadirError) throw error;
+    // GDAL's own words (a truncated file: "IReadBlock failed ... TIFFReadEncodedStrip() failed").
+    invalid(path, `cannot be read: ${(error as Error).message}`);
   } finally {
     ds.close();
   }

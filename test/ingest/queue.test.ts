@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -164,6 +164,26 @@ describe('queued ingest on two worker processes over PostgreSQL and S3', {
     assert.ok(row && row.done >= asset.shards.tiles.length / 2 && row.waiting === 0 && row.failed === 0);
     const text = await exec(process.execPath, cliArgs('ingest', 'status'), { env });
     assert.match(text.stdout, new RegExp(`${QUEUED} v1 \\[#+\\] \\d+/\\d+ done`));
+  });
+
+  test("a file GDAL cannot read to its end fails the queued ingest with its name and GDAL's message", async () => {
+    const delivery = join(dir.path, 'truncated');
+    await mkdir(delivery, { recursive: true });
+    const whole = await readFile(join(dir.path, 'delivery', 'piece_0.tif'));
+    // The first 60 % of the file: GDAL reads what is there and fails where it ends.
+    await writeFile(join(delivery, 'cut.tif'), whole.subarray(0, Math.floor(whole.length * 0.6)));
+    const manifest = await writeManifest(delivery, 'cut', {
+      id: '9e0e0000-0000-4000-8000-000000000003',
+      captureDate: '2021-07-02',
+      assets: { Vert: 'cut.tif' },
+    });
+    await assert.rejects(ingestor().ingestManifestFile(manifest, undefined, { queue }), (error: Error) => {
+      // Whichever step meets the cut (the source check, or a worker's warp), the file and what GDAL said.
+      assert.match(error.message, /cut\.tif: .*failed/);
+      assert.doesNotMatch(error.message, /\n/);
+      return true;
+    });
+    assert.equal(await services.catalogue.get('9e0e0000-0000-4000-8000-000000000003'), undefined);
   });
 
   test('the stored shards equal, byte for byte, an ingest of the same files in one process', async () => {
