@@ -19,7 +19,7 @@ import { IngestWorkspace } from '../../src/ingest/workspace.js';
 import { collectGarbage } from '../../src/storage/garbage.js';
 import { type ApiFixture, createKey, realdataMissing, startApi } from '../api/helpers.js';
 import { assetPath, gdalinfo, REALDATA, run, writeManifest } from '../support/fixtures.js';
-import { readRaster } from '../support/pixels.js';
+import { type Raster, readRaster } from '../support/pixels.js';
 import { comparePixels, gdalwarpReference } from '../support/reference.js';
 
 const ORTHO = join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif');
@@ -58,6 +58,26 @@ async function cut(source: string, dir: string, cols: number, rows: number, repr
       await run('rm', [utm16]);
     }
   }
+}
+
+/**
+ * The mean difference of every channel where both have data, in DN. Issue 31 asks for 2 against
+ * GDAL's own mosaic + warp; against that lossless reference, JPEG q90 storage alone comes to
+ * 2.37 DN over the whole mosaic on this fine crop-plot texture (measured here), so the test holds
+ * 2.5 to catch a seam or a misplaced shard, and the 2 DN bar is reported as missed.
+ */
+function assertMeanWithin(ours: Raster, theirs: Raster, dn: number, what: string): void {
+  let sum = 0;
+  let count = 0;
+  ours.mask.forEach((valid, i) => {
+    if (!valid || !theirs.mask[i]) return;
+    ours.bands.forEach((band, k) => {
+      sum += Math.abs((band[i] as number) - (theirs.bands[k]?.[i] as number));
+      count++;
+    });
+  });
+  assert.ok(count > 0, `${what}: no pixel to compare`);
+  assert.ok(sum / count <= dn, `${what}: mean difference ${(sum / count).toFixed(2)} DN`);
 }
 
 function tileAt(x: number, y: number, z: number): TileCoord {
@@ -171,8 +191,10 @@ describe('a multi-file, two-CRS delivery as shard COGs', { skip: realdataMissing
       await gdalwarpReference(type === 'Vert' ? pieces : pieces.slice(0, 2), asset, ref);
       const bands = asset.kind === 'rgb' ? [1, 2, 3] : [1];
       const [ours, theirs] = [await readRaster(mosaic, bands), await readRaster(ref, bands)];
-      if (asset.kind === 'rgb') comparePixels(ours, theirs, 'rgb', 0.01);
-      else {
+      if (asset.kind === 'rgb') {
+        comparePixels(ours, theirs, 'rgb', 0.01);
+        assertMeanWithin(ours, theirs, 2.5, `${type} mosaic`);
+      } else {
         const differences: number[] = [];
         ours.bands[0]?.forEach((height, i) => {
           if (ours.mask[i] && theirs.mask[i]) differences.push(Math.abs(height - (theirs.bands[0]?.[i] as number)));
@@ -226,6 +248,7 @@ describe('a multi-file, two-CRS delivery as shard COGs', { skip: realdataMissing
         ...['-ts', '256', '256', '-r', resampling, '-ot', 'Byte', '-dstalpha', ...pieces, ref],
       ]);
       // A one-pixel rim of the data decided differently is a few percent of a corner tile's data.
+      // comparePixels' mean bar (5 DN): single tiles at the data's edge measured 2.3-3.2 DN.
       comparePixels(await readRaster(ours, [1, 2, 3]), await readRaster(ref, [1, 2, 3]), 'rgb', 0.03);
     }
     assert.ok(drawn >= 3, `${drawn} tiles drawn`);
