@@ -15,7 +15,7 @@
  *   is the map's own, so every COG tile is still one map tile and pass-through stays pass-through.
  */
 import type { Bounds, TileCoord } from './web-mercator.js';
-import { resolutionAtZoom, TILE_SIZE, tileBounds } from './web-mercator.js';
+import { boundsOverlap, resolutionAtZoom, TILE_SIZE, tileBounds } from './web-mercator.js';
 
 /** Declared nodata of every DetailDsm COG nadir writes. */
 export const DSM_NODATA = -9999;
@@ -128,8 +128,7 @@ export function filesForBox(asset: Pick<LaidOutAsset, 'uri' | 'shards'>, box: Bo
   if (resolution >= resolutionAtZoom(shards.low.maxZoom) * (1 - 1e-9)) return [shards.low.uri];
   const files: string[] = [];
   for (const [x, y] of shardTiles(shards)) {
-    const b = tileBounds({ z: shards.zoom, x, y });
-    if (b.maxX > box.minX && b.minX < box.maxX && b.maxY > box.minY && b.minY < box.maxY) {
+    if (boundsOverlap(tileBounds({ z: shards.zoom, x, y }), box)) {
       files.push(`${shards.prefix}${shardFile(shards.zoom, x, y)}`);
     }
   }

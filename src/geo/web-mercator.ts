@@ -44,6 +44,11 @@ export function nearestZoomForResolution(resolution: number): number {
   return Math.max(0, Math.min(MAX_ZOOM, Math.round(z)));
 }
 
+/** Whether two boxes share some area (touching edges do not count). */
+export function boundsOverlap(a: Bounds, b: Bounds): boolean {
+  return a.maxX > b.minX && a.minX < b.maxX && a.maxY > b.minY && a.minY < b.maxY;
+}
+
 export function tileBounds({ z, x, y }: TileCoord): Bounds {
   const size = (2 * ORIGIN_SHIFT) / 2 ** z;
   const minX = -ORIGIN_SHIFT + x * size;

@@ -8,6 +8,7 @@ import { NadirError } from '../errors.js';
 import { DSM_NODATA, SHARD_LEVELS } from '../geo/asset-layout.js';
 import type { CogGrid } from '../geo/cog-grid.js';
 import type { MultiPolygon } from '../geo/polygon.js';
+import { boundsOverlap } from '../geo/web-mercator.js';
 import { removeRetired } from '../storage/garbage.js';
 import { type SurveyStorage, surveyFileKey, surveyVersionPrefix } from '../storage/storage.js';
 import { alignedCogGrid } from './aligned-cog.js';
@@ -319,7 +320,9 @@ export class SurveyIngestor {
       const sources = checked[asset]?.sources ?? [];
       const box = job.cog.grid.bounds;
       // Only the files whose extent reaches the grid: a shard of a 1,000-file delivery opens a few.
-      job.cog.sources = (warpSources[asset] ?? []).filter((_, i) => overlaps(sources[i]?.mercatorExtent, box));
+      job.cog.sources = (warpSources[asset] ?? []).filter(
+        (_, i) => sources[i] !== undefined && boundsOverlap(sources[i].mercatorExtent, box),
+      );
       await mkdir(dirname(job.cog.output), { recursive: true });
     }
     const gridResults = await runPhase(
@@ -389,7 +392,7 @@ export class SurveyIngestor {
       });
       const lowKey = `${prefix}low.tif`;
       if (!remote) files.set(low.job.cog.output, lowKey);
-      const lowPart = { uri: lowKey, ...partFields(plan.low) };
+      const lowPart = { uri: lowKey, ...gridFields(plan.low) };
       const footprint = await traceFootprint(readable(low.job.cog.output, low.job.store));
       const asset: Asset = {
         ...common,
@@ -440,17 +443,8 @@ function warpSource(source: SourceRaster): WarpSource {
   return { path, bands, alphaBand, hasInternalMask, nodata, scaleToByte };
 }
 
-function overlaps(a: { minX: number; minY: number; maxX: number; maxY: number } | undefined, b: typeof a): boolean {
-  if (!a || !b) return false;
-  return a.maxX > b.minX && a.minX < b.maxX && a.maxY > b.minY && a.minY < b.maxY;
-}
-
 function gridFields(grid: CogGrid) {
   return { minZoom: grid.minZoom, maxZoom: grid.zoom, bounds: grid.bounds, width: grid.width, height: grid.height };
-}
-
-function partFields(grid: CogGrid) {
-  return gridFields(grid);
 }
 
 function noPixels(sources: SourceRaster[]): NadirError {
