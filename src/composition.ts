@@ -204,7 +204,13 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     );
   }
   const { catalogue, accounts } = stores;
-  const ingestor = new SurveyIngestor({ catalogue, workspace: new IngestWorkspace(config.dataDir), storage, clock });
+  const ingestor = new SurveyIngestor({
+    catalogue,
+    workspace: new IngestWorkspace(config.dataDir),
+    storage,
+    clock,
+    jpegQuality: config.ingestJpegQuality,
+  });
   const tileEngine = new TileEngine(catalogue, storage, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,

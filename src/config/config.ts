@@ -1,6 +1,7 @@
 import { availableParallelism, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NadirError } from '../errors.js';
+import { DEFAULT_JPEG_QUALITY } from '../geo/asset-layout.js';
 
 /** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); absent: the SDK's own chain. */
 export interface S3Credentials {
@@ -66,6 +67,8 @@ export interface Config {
   ingestJobTimeoutS: number;
   /** Queued ingest: how often, in seconds, lost jobs are looked for. */
   ingestQueueCheckS: number;
+  /** JPEG quality of stored imagery COGs (docs/ingest.md, "Accuracy against GDAL's own mosaic"). */
+  ingestJpegQuality: number;
   /** Coverage pages remembered until the catalogue changes, MiB (per serve worker; 0: none). */
   coverageCacheMb: number;
   /** Processes `nadir serve` runs (NADIR_WORKERS: a number, or `auto` for one per core). */
@@ -230,6 +233,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),
     ingestJobTimeoutS: integer(env, 'NADIR_INGEST_JOB_TIMEOUT_S', 900, 1, 86_400),
     ingestQueueCheckS: integer(env, 'NADIR_INGEST_QUEUE_CHECK_S', 60, 1, 3_600),
+    ingestJpegQuality: integer(env, 'NADIR_INGEST_JPEG_QUALITY', DEFAULT_JPEG_QUALITY, 50, 100),
     coverageCacheMb: integer(env, 'NADIR_COVERAGE_CACHE_MB', 64, 0, 1024 * 1024),
     workers: env.NADIR_WORKERS === 'auto' ? availableParallelism() : integer(env, 'NADIR_WORKERS', 1, 1, 64),
     http: parseHttpTimeouts(env),

@@ -21,6 +21,14 @@ import { boundsOverlap, resolutionAtZoom, TILE_SIZE, tileBounds } from './web-me
 export const DSM_NODATA = -9999;
 
 /**
+ * Imagery is stored as JPEG (YCbCr 4:2:0, as the COG driver writes it) at this quality unless
+ * NADIR_INGEST_JPEG_QUALITY says otherwise. Measured on the two-CRS delivery of
+ * test/ingest/sharded.test.ts against GDAL's lossless mosaic + warp: 2.37 DN mean at 90, 1.90 at 95
+ * (issue 31 asks for 2), for 1.44x the bytes of 90 on the demo town (docs/ingest.md, "Accuracy against GDAL's own mosaic").
+ */
+export const DEFAULT_JPEG_QUALITY = 95;
+
+/**
  * Levels a shard holds below its native zoom: a shard is 256 x 2^5 = 8,192 px a side. Warped in
  * memory that is 256 MiB (4 bytes a pixel: RGB + alpha, or Float32), which keeps a worker under
  * its 1 GB; 16,384 px would be 1 GiB a shard.

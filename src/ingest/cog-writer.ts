@@ -29,7 +29,8 @@ const COMMON_COG_OPTIONS = {
   BIGTIFF: 'IF_SAFER',
 };
 
-const RGB_COG_OPTIONS = { ...COMMON_COG_OPTIONS, COMPRESS: 'JPEG', QUALITY: '90', OVERVIEW_RESAMPLING: 'AVERAGE' };
+// QUALITY comes with each job (CogJob.jpegQuality). Overviews take it too: the COG driver's OVERVIEW_QUALITY defaults to it.
+const RGB_COG_OPTIONS = { ...COMMON_COG_OPTIONS, COMPRESS: 'JPEG', OVERVIEW_RESAMPLING: 'AVERAGE' };
 const DSM_COG_OPTIONS = {
   ...COMMON_COG_OPTIONS,
   COMPRESS: 'DEFLATE',
@@ -71,6 +72,8 @@ export interface CogJob {
   threads: number;
   /** Write nothing when no source pixel lands on the grid (a shard outside the data). */
   skipEmpty: boolean;
+  /** JPEG quality of imagery (1..100); heights are lossless. */
+  jpegQuality: number;
 }
 
 export interface CogJobResult {
@@ -223,7 +226,7 @@ export async function writeGridCog(job: CogJob, progress: ProgressFn = () => {})
       return { written: false };
     }
     const options = {
-      ...(job.kind === 'rgb' ? RGB_COG_OPTIONS : DSM_COG_OPTIONS),
+      ...(job.kind === 'rgb' ? { ...RGB_COG_OPTIONS, QUALITY: String(job.jpegQuality) } : DSM_COG_OPTIONS),
       OVERVIEW_COUNT: String(job.grid.overviewCount),
       NUM_THREADS: String(job.threads),
     };

@@ -1,13 +1,12 @@
 /**
- * Ingest jobs across machines, through a queue on the deployment's PostgreSQL: pg-boss (a
- * maintained queue on PostgreSQL's SKIP LOCKED; version 10, the last for Node 20), in a schema of
- * its own. `nadir ingest --queue` plans the survey and sends its jobs; `nadir worker` on any machine
- * with the same NADIR_DATABASE and NADIR_STORAGE takes them, writes each output in a temporary
- * folder of its own and puts it straight into the survey storage at its final key. The ingest that
- * sent them waits, phase by phase, and makes the survey visible in one catalogue transaction after
- * the last job. A job whose worker is killed is failed by pg-boss once it outlives its timeout and
- * retried by another worker; every job first looks in storage for its output, so a job that ran
- * twice, or a re-run of a killed ingest, redoes no finished work.
+ * Ingest across machines, through queues on the deployment's PostgreSQL: pg-boss (a maintained
+ * queue on PostgreSQL's SKIP LOCKED; version 10, the last for Node 20), in a schema of its own.
+ * Two queues: surveys to coordinate (one short step each, queued-ingest.ts) and their jobs. The
+ * coordinator sends a survey's jobs; `nadir worker` on any machine with the same NADIR_DATABASE
+ * and NADIR_STORAGE takes them, writes each output in a temporary folder of its own and puts it
+ * straight into the survey storage at its final key. A job whose worker is killed is failed by
+ * pg-boss once it outlives its timeout and retried by another worker; every job first looks in
+ * storage for its output, so a job that ran twice, or a retried step, redoes no finished work.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -16,11 +15,15 @@ import { join } from 'node:path';
 import PgBoss from 'pg-boss';
 import { NadirError } from '../errors.js';
 import type { SurveyStorage } from '../storage/storage.js';
+import type { IngestSettings } from './delivery.js';
 import { type IngestJob, type IngestJobResult, jobOutput, noOutputMarker, runIngestJob } from './ingest-jobs.js';
+import type { SurveyManifest } from './manifest.js';
 import { type JobRunner, WorkerPool } from './worker-pool.js';
 
-/** The queue's name in pg-boss. */
+/** The queue of shard, collar and low-zoom jobs, in pg-boss. */
 export const INGEST_QUEUE = 'nadir-ingest';
+/** The queue of surveys to coordinate: one step of queued-ingest.ts each. */
+export const SURVEY_QUEUE = 'nadir-ingest-survey';
 /** pg-boss's tables live in this schema of the deployment's database. */
 const QUEUE_SCHEMA = 'nadir_ingest_queue';
 
@@ -52,6 +55,38 @@ interface QueuedJob {
   job: IngestJob;
 }
 
+/** A queued survey, as `nadir ingest --queue` sends it; `step` counts its coordinating steps. */
+export interface SurveyRequest {
+  manifest: SurveyManifest;
+  version: number;
+  fingerprint: string;
+  settings: IngestSettings;
+  step: number;
+}
+
+/** The latest step of a queued survey, as pg-boss holds it. */
+export interface SurveyStepState {
+  request: SurveyRequest;
+  state: 'created' | 'retry' | 'active' | 'completed' | 'expired' | 'cancelled' | 'failed';
+  /** A completed step's answer; a failed one's error message. */
+  outcome?: StepOutcome;
+  error?: string;
+}
+
+/** How a coordinating step ended: the survey is visible, or a next step was sent. */
+export type StepOutcome = { committed: true; version: number } | { committed: false; next: number };
+
+/**
+ * Thrown when a coordinating step has waited as long as it may: a step is a job, and pg-boss
+ * counts a job running past its timeout as lost, so a long survey is coordinated by a chain of
+ * short steps, each picking up from the jobs' outputs in storage.
+ */
+export class StepDeadline extends Error {
+  constructor() {
+    super('the coordinating step ran out of time; the next step goes on');
+  }
+}
+
 /** What a worker reports of each job it takes. */
 export interface JobEvent {
   state: 'started' | 'done' | 'failed';
@@ -75,7 +110,7 @@ export interface QueuedSurvey {
   meanJobSeconds?: number;
 }
 
-/** A job's id from its output's key: sending it again (a re-run) finds the same job. */
+/** A job's id from its output's key (or a step's name): sending it again finds the same job. */
 function jobId(key: string): string {
   const hex = createHash('sha256').update(key).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
@@ -132,11 +167,13 @@ export class IngestQueue {
     boss.on('error', (error: Error) => errors.push(error));
     try {
       await boss.start();
-      await boss.createQueue(INGEST_QUEUE, {
-        name: INGEST_QUEUE,
-        retryLimit: settings.retries,
-        expireInSeconds: settings.jobTimeoutSeconds,
-      });
+      for (const name of [INGEST_QUEUE, SURVEY_QUEUE]) {
+        await boss.createQueue(name, {
+          name,
+          retryLimit: settings.retries,
+          expireInSeconds: settings.jobTimeoutSeconds,
+        });
+      }
     } catch (error) {
       await boss.stop({ graceful: false, wait: false }).catch(() => undefined);
       throw new NadirError(
@@ -152,17 +189,62 @@ export class IngestQueue {
   }
 
   /**
-   * The runner of `nadir ingest --queue`: sends each job once (a job already queued or done keeps
-   * its id) and waits for all of them.
+   * The runner of a queued survey's coordinator: sends each job once (a job already queued or
+   * done keeps its id) and waits for all of them, until `deadline` (performance.now()), when it
+   * throws StepDeadline.
    */
-  runner(survey: string, version: number, storage: SurveyStorage): JobRunner {
+  runner(survey: string, version: number, storage: SurveyStorage, deadline?: number): JobRunner {
     return {
       threadsPerJob: 0, // each worker shares out its own cores
       storesOutputs: true,
       finished: async (jobs) => finishedFrom(jobs, await storedKeys(storage, jobs)),
-      run: (jobs, progress) => this.#runAndWait(survey, version, jobs, progress),
+      run: (jobs, progress) => this.#runAndWait(survey, version, jobs, progress, deadline),
       close: async () => {},
     };
+  }
+
+  /** Sends one coordinating step of a survey (again: a step already sent keeps its id). */
+  async sendSurvey(request: SurveyRequest): Promise<void> {
+    const { manifest, version, fingerprint, step } = request;
+    const id = jobId(`${manifest.id}/v${version}/${fingerprint}/step-${step}`);
+    await this.#boss.send(SURVEY_QUEUE, request, { id });
+    // Sent before and failed (its tries spent): new tries, as for a job.
+    await this.#boss.retry(SURVEY_QUEUE, id);
+  }
+
+  /** The latest step sent for survey `id` (any version), or undefined. */
+  async latestStep(id: string): Promise<SurveyStepState | undefined> {
+    const { rows } = await this.#boss.getDb().executeSql(
+      `SELECT data, state, output FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND data->'manifest'->>'id' = $2
+       ORDER BY created_on DESC, (data->>'step')::int DESC LIMIT 1`,
+      [SURVEY_QUEUE, id],
+    );
+    const row = (rows as Array<{ data: SurveyRequest; state: SurveyStepState['state']; output: unknown }>)[0];
+    if (!row) return undefined;
+    const output = row.output as (StepOutcome & { message?: string }) | null;
+    return {
+      request: row.data,
+      state: row.state,
+      ...(row.state === 'completed' && output ? { outcome: output } : {}),
+      ...(row.state !== 'completed' && output?.message ? { error: output.message } : {}),
+    };
+  }
+
+  /**
+   * Coordinates queued surveys until stopped, one at a time (a step mostly waits on jobs, taken
+   * by the job slots of `work`). Resolves with the function that stops it.
+   */
+  async workSurveys(coordinate: (request: SurveyRequest) => Promise<StepOutcome>): Promise<() => Promise<void>> {
+    const options = { batchSize: 1, pollingIntervalSeconds: this.#options.pollSeconds };
+    await this.#boss.work(SURVEY_QUEUE, options, async ([job]: PgBoss.Job<SurveyRequest>[]) =>
+      job ? coordinate(job.data) : undefined,
+    );
+    return () => this.#boss.offWork(SURVEY_QUEUE);
+  }
+
+  /** How long a coordinating step may wait: half a job's timeout, so it is never taken for lost. */
+  get stepSeconds(): number {
+    return this.#options.jobTimeoutSeconds / 2;
   }
 
   async #runAndWait(
@@ -170,6 +252,7 @@ export class IngestQueue {
     version: number,
     jobs: readonly IngestJob[],
     progress: (index: number, fraction: number) => void,
+    deadline = Number.POSITIVE_INFINITY,
   ): Promise<IngestJobResult[]> {
     if (jobs.length === 0) return [];
     const ids = jobs.map((job) => jobId(storedKey(job)));
@@ -201,6 +284,7 @@ export class IngestQueue {
           throw new NadirError('INVALID_SOURCE', message);
         }
       }
+      if (results.includes(undefined) && performance.now() > deadline) throw new StepDeadline();
       await new Promise((resolve) => setTimeout(resolve, this.#options.pollSeconds * 1000));
     }
   }
@@ -251,8 +335,8 @@ export class IngestQueue {
     };
   }
 
-  /** Every survey with jobs in the queue, newest first. */
-  async status(): Promise<QueuedSurvey[]> {
+  /** Every survey with jobs in the queue (or only survey `id`'s versions), newest first. */
+  async status(id?: string): Promise<QueuedSurvey[]> {
     const { rows } = await this.#boss.getDb().executeSql(
       `SELECT data->>'survey' AS survey, (data->>'version')::int AS version,
          count(*) FILTER (WHERE state IN ('created', 'retry'))::int AS waiting,
@@ -261,9 +345,9 @@ export class IngestQueue {
          count(*) FILTER (WHERE state IN ('failed', 'cancelled'))::int AS failed,
          min(started_on) AS started, max(completed_on) FILTER (WHERE state = 'completed') AS last_done,
          avg(extract(epoch FROM completed_on - started_on)) FILTER (WHERE state = 'completed') AS mean
-       FROM ${QUEUE_SCHEMA}.job WHERE name = $1
+       FROM ${QUEUE_SCHEMA}.job WHERE name = $1 AND ($2::text IS NULL OR data->>'survey' = $2)
        GROUP BY 1, 2 ORDER BY min(created_on) DESC`,
-      [INGEST_QUEUE],
+      [INGEST_QUEUE, id ?? null],
     );
     return (rows as Array<Record<string, unknown>>).map((row) => ({
       survey: String(row.survey),

@@ -42,6 +42,7 @@ describe('parseConfig defaults', () => {
       tileCacheMb: 256,
       ingestJobTimeoutS: 900,
       ingestQueueCheckS: 60,
+      ingestJpegQuality: 95,
       coverageCacheMb: 64,
       workers: 1,
       http: { headersTimeoutMs: 60_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 72_000 },
@@ -54,6 +55,8 @@ describe('parseConfig defaults', () => {
     assert.equal(config.workers, 3);
     assert.ok(parseConfig({ NADIR_WORKERS: 'auto' }, cwd).workers >= 1);
     assert.throws(() => parseConfig({ NADIR_WORKERS: '0' }, cwd), /NADIR_WORKERS/);
+    assert.throws(() => parseConfig({ NADIR_INGEST_JPEG_QUALITY: '30' }, cwd), /NADIR_INGEST_JPEG_QUALITY/);
+    assert.equal(parseConfig({ NADIR_INGEST_JPEG_QUALITY: '90' }, cwd).ingestJpegQuality, 90);
     assert.throws(() => parseConfig({ NADIR_WORKERS: 'many' }, cwd), /NADIR_WORKERS/);
     assert.throws(() => parseConfig({ NADIR_TILE_CACHE_MB: '-1' }, cwd), /NADIR_TILE_CACHE_MB/);
     assert.equal(parseConfig({ NADIR_COVERAGE_CACHE_MB: '0' }, cwd).coverageCacheMb, 0);

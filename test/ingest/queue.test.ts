@@ -1,8 +1,9 @@
 /**
  * Queued ingest across processes, with real servers (test/support/servers.ts): PostgreSQL holds the
- * queue (pg-boss) and the catalogue, an S3 server (s3rver) the survey files. Two `nadir worker`
- * processes, each with a data folder of its own, take the jobs of one survey; one is killed with
- * SIGKILL in the middle. The other finishes, nothing is visible before the last job, and the
+ * queue (pg-boss) and the catalogue, an S3 server (s3rver) the survey files. A survey is sent and
+ * nothing of the sender runs afterwards; two `nadir worker` processes, each with a data folder of
+ * its own, coordinate it and take its jobs; the one coordinating is killed with SIGKILL in the
+ * middle of a job. The other takes over both, nothing is visible before the last job, and the
  * stored shards are byte for byte those of an ingest that ran uninterrupted in one process.
  */
 import assert from 'node:assert/strict';
@@ -17,6 +18,8 @@ import { parseConfig } from '../../src/config/config.js';
 import { assetFiles } from '../../src/geo/asset-layout.js';
 import { IngestQueue } from '../../src/ingest/ingest-queue.js';
 import { SurveyIngestor } from '../../src/ingest/ingest-survey.js';
+import { readManifest } from '../../src/ingest/manifest.js';
+import { followQueuedSurvey, sendQueuedSurvey } from '../../src/ingest/queued-ingest.js';
 import { InProcessRunner } from '../../src/ingest/worker-pool.js';
 import { IngestWorkspace } from '../../src/ingest/workspace.js';
 import { testClock } from '../support/clock.js';
@@ -118,10 +121,12 @@ describe('queued ingest on two worker processes over PostgreSQL and S3', {
       workspace: new IngestWorkspace(join(dir.path, 'coordinator')),
       // 256 px shards: this small raster becomes a few dozen jobs for two workers to share.
       shardLevels: 0,
+      // Not the workers' default (95): the coordinator's setting travels with each job.
+      jpegQuality: 85,
     });
   }
 
-  test('two workers share a survey; one killed mid-survey; the other finishes it; nothing shows before', async () => {
+  test('two workers share a sent survey; the one coordinating is killed mid-job; the other finishes it', async () => {
     for (const name of ['worker-a', 'worker-b']) {
       workers.push(startWorker({ ...env, NADIR_DATA_DIR: join(dir.path, name) }));
     }
@@ -131,26 +136,45 @@ describe('queued ingest on two worker processes over PostgreSQL and S3', {
       captureDate: '2021-07-02',
       assets: { Vert: '*.tif' },
     });
-    const ingest = ingestor().ingestManifestFile(manifest, undefined, { queue });
-    const [a, b] = workers as [Worker, Worker];
-    // Killed in a job: after it finished one, as it starts another.
+    // What `nadir ingest --queue --detach` does; after it, nothing on this side runs for the survey.
+    const request = await sendQueuedSurvey(ingestor(), queue, await readManifest(manifest), () => {});
+    assert.equal(request.version, 1);
+    const coordinator = () => workers.find((w) => w.log.includes(`coordinating survey ${QUEUED}`));
+    // Killed in a job: after it finished one, as it starts another, while it coordinates the survey.
     await until(
-      'worker A to finish a job and start the next',
-      () => jobs(a, 'done') >= 1 && jobs(a, 'started') > jobs(a, 'done'),
+      'the coordinating worker to finish a job and start the next',
+      () => {
+        const w = coordinator();
+        return w !== undefined && jobs(w, 'done') >= 1 && jobs(w, 'started') > jobs(w, 'done');
+      },
       60_000,
       () => workers.map((w) => w.log).join(' | '),
     );
+    const a = coordinator() as Worker;
+    const b = workers.find((w) => w !== a) as Worker;
     a.child.kill('SIGKILL');
     const killedAfter = jobs(a, 'done');
     assert.equal(await services.catalogue.get(QUEUED), undefined, 'nothing visible while jobs remain');
-    const survey = await ingest;
+    const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 200));
+    assert.equal(await followQueuedSurvey(queue, request, () => {}, pause), 1);
+    const survey = (await services.catalogue.get(QUEUED)) as Survey;
+    assert.match(b.log, new RegExp(`coordinating survey ${QUEUED} v1`), 'worker B took over the survey');
+    assert.match(b.log, new RegExp(`survey ${QUEUED} v1 is visible`));
     assert.ok(jobs(b, 'done') >= 1, 'worker B did part of it');
-    const retried = await pg.psql('nadir', 'SELECT count(*) FROM nadir_ingest_queue.job WHERE retry_count > 0');
-    assert.ok(
-      Number(retried.trim()) >= 1,
-      `the job worker A died in was given to worker B (${retried.trim()} retried)`,
-    );
+    for (const queueName of ['nadir-ingest', 'nadir-ingest-survey']) {
+      const retried = await pg.psql(
+        'nadir',
+        `SELECT count(*) FROM nadir_ingest_queue.job WHERE name = '${queueName}' AND retry_count > 0`,
+      );
+      assert.ok(Number(retried.trim()) >= 1, `what worker A held in ${queueName} was retried (${retried.trim()})`);
+    }
     assert.ok(killedAfter >= 1, 'worker A did part of it');
+    // Steps wait 3 s at most (half the job timeout): the survey outlived one, the next went on.
+    const steps = await pg.psql(
+      'nadir',
+      `SELECT max((data->>'step')::int) FROM nadir_ingest_queue.job WHERE data->'manifest'->>'id' = '${QUEUED}'`,
+    );
+    assert.ok(Number(steps.trim()) >= 1, `coordinated in ${Number(steps.trim()) + 1} steps`);
     const asset = survey.assets.Vert as Asset;
     assert.ok(asset.shards && asset.shards.tiles.length / 2 >= 4, 'sharded into several jobs');
     // What workers leave in the bucket besides the survey's files: nothing.
@@ -209,6 +233,32 @@ describe('queued ingest on two worker processes over PostgreSQL and S3', {
       const other = (files[1] as string[])[i] as string;
       assert.ok((await stored(services, key)).equals(await stored(services, other)), `${key} differs from ${other}`);
     }
+    // GDAL reads the quality back from the JPEG tables: the coordinator's, not the workers'.
+    const shard = join(dir.path, 'shard.tif');
+    await writeFile(shard, await stored(services, (files[0] as string[])[1] as string));
+    const info = JSON.parse((await exec('gdalinfo', ['-json', shard])).stdout);
+    assert.equal(info.metadata['IMAGE_STRUCTURE']?.JPEG_QUALITY, '85');
+  });
+
+  test('nadir ingest --queue --detach returns once sent; run again, it follows the same version to the end', async () => {
+    const id = '9e0e0000-0000-4000-8000-000000000004';
+    const manifest = await writeManifest(join(dir.path, 'delivery'), 'cli', {
+      id,
+      captureDate: '2021-07-02',
+      assets: { Vert: 'piece_0.tif' },
+    });
+    const sent = await exec(process.execPath, cliArgs('ingest', manifest, '--queue', '--detach'), { env });
+    assert.match(sent.stderr, new RegExp(`survey ${id} version 1 queued`));
+    assert.match(sent.stderr, /nadir ingest status/);
+    const followed = await exec(process.execPath, cliArgs('ingest', manifest, '--queue', '--json'), { env });
+    const summary = JSON.parse(followed.stdout) as { id: string; version: number };
+    assert.deepEqual([summary.id, summary.version], [id, 1], 'the pending version, not a second one');
+    assert.equal((await services.catalogue.get(id))?.version, 1);
+    const steps = await pg.psql(
+      'nadir',
+      `SELECT count(*) FROM nadir_ingest_queue.job WHERE name = 'nadir-ingest-survey' AND data->'manifest'->>'id' = '${id}' AND (data->>'step')::int = 0`,
+    );
+    assert.equal(steps.trim(), '1', 'sent once');
   });
 });
 

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Asset, Survey } from '../../src/catalogue/survey.js';
 import type { Services } from '../../src/composition.js';
 import { aoiLonLatBounds } from '../../src/geo/aoi.js';
+import { DEFAULT_JPEG_QUALITY } from '../../src/geo/asset-layout.js';
 import type { MultiPolygon } from '../../src/geo/polygon.js';
 import { lonLatToMercator, ORIGIN_SHIFT, resolutionAtZoom } from '../../src/geo/web-mercator.js';
 import {
@@ -139,6 +140,7 @@ describe('ingest of ../shared/realdata', { skip: SKIP_REALDATA }, () => {
             assert.equal(info.bands.length, 3);
             assert.ok(info.bands.every((b) => b.type === 'Byte'));
             assert.equal(info.metadata.IMAGE_STRUCTURE?.COMPRESSION, 'YCbCr JPEG');
+            assert.equal(info.metadata.IMAGE_STRUCTURE?.JPEG_QUALITY, String(DEFAULT_JPEG_QUALITY));
             assert.deepEqual(info.bands[0]?.mask?.flags, ['PER_DATASET']);
           } else {
             assert.equal(info.bands.length, 1);

@@ -62,9 +62,8 @@ async function cut(source: string, dir: string, cols: number, rows: number, repr
 
 /**
  * The mean difference of every channel where both have data, in DN. Issue 31 asks for 2 against
- * GDAL's own mosaic + warp; against that lossless reference, JPEG q90 storage alone comes to
- * 2.37 DN over the whole mosaic on this fine crop-plot texture (measured here), so the test holds
- * 2.5 to catch a seam or a misplaced shard, and the 2 DN bar is reported as missed.
+ * GDAL's own mosaic + warp, a lossless reference here: over the whole mosaic JPEG storage at
+ * quality 95 (the default, geo/asset-layout.ts) measured 1.90 DN, at 90 2.37.
  */
 function assertMeanWithin(ours: Raster, theirs: Raster, dn: number, what: string): void {
   let sum = 0;
@@ -193,7 +192,7 @@ describe('a multi-file, two-CRS delivery as shard COGs', { skip: realdataMissing
       const [ours, theirs] = [await readRaster(mosaic, bands), await readRaster(ref, bands)];
       if (asset.kind === 'rgb') {
         comparePixels(ours, theirs, 'rgb', 0.01);
-        assertMeanWithin(ours, theirs, 2.5, `${type} mosaic`);
+        assertMeanWithin(ours, theirs, 2, `${type} mosaic`);
       } else {
         const differences: number[] = [];
         ours.bands[0]?.forEach((height, i) => {
@@ -248,8 +247,12 @@ describe('a multi-file, two-CRS delivery as shard COGs', { skip: realdataMissing
         ...['-ts', '256', '256', '-r', resampling, '-ot', 'Byte', '-dstalpha', ...pieces, ref],
       ]);
       // A one-pixel rim of the data decided differently is a few percent of a corner tile's data.
-      // comparePixels' mean bar (5 DN): single tiles at the data's edge measured 2.3-3.2 DN.
-      comparePixels(await readRaster(ours, [1, 2, 3]), await readRaster(ref, [1, 2, 3]), 'rgb', 0.03);
+      const [mine, gdals] = [await readRaster(ours, [1, 2, 3]), await readRaster(ref, [1, 2, 3])];
+      comparePixels(mine, gdals, 'rgb', 0.03);
+      // Single tiles vary with their texture around the mosaic's 1.90 DN: 1.50-2.55 measured at
+      // quality 95, the same 2.45 well inside a tile as over all of it (it is the JPEG, not a
+      // seam); the low COG's tile over four shards (two JPEG generations) 2.43.
+      assertMeanWithin(mine, gdals, 3, `tile ${z}/${x}/${y}`);
     }
     assert.ok(drawn >= 3, `${drawn} tiles drawn`);
   });

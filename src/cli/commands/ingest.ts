@@ -2,7 +2,9 @@ import { availableParallelism } from 'node:os';
 import type { Survey } from '../../catalogue/survey.js';
 import type { Config } from '../../config/config.js';
 import type { IngestQueue } from '../../ingest/ingest-queue.js';
+import { readManifest } from '../../ingest/manifest.js';
 import { boundIngestMemory } from '../../ingest/memory.js';
+import { followQueuedSurvey, sendQueuedSurvey } from '../../ingest/queued-ingest.js';
 import { InProcessRunner, WorkerPool } from '../../ingest/worker-pool.js';
 import { gdalStorageSettings } from '../../storage/open-storage.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
@@ -26,14 +28,17 @@ export function surveySummary(survey: Survey) {
 export const ingestCommand: Command = {
   name: 'ingest',
   summary: 'Ingest a survey from a manifest: GeoTIFFs in any CRS -> aligned EPSG:3857 COGs -> catalogue',
-  usage: `nadir ingest <manifest.json> [<manifest.json> ...] [--workers N | --queue] [--json]
+  usage: `nadir ingest <manifest.json> [<manifest.json> ...] [--workers N | --queue [--detach]] [--json]
 nadir ingest status [--json]
 
   --workers N   how many worker processes write shards side by side (default: the cores;
                 0: in this process)
-  --queue       send the jobs to the queue on NADIR_DATABASE (PostgreSQL) and wait for them:
-                \`nadir worker\` on any machine with the same NADIR_DATABASE and NADIR_STORAGE
-                takes them; the survey becomes visible after the last one
+  --queue       check the files, then send the survey to the queue on NADIR_DATABASE
+                (PostgreSQL) and follow it: \`nadir worker\` on any machine with the same
+                NADIR_DATABASE and NADIR_STORAGE (and the source files at the same paths) takes
+                its jobs; a worker makes it visible after the last one. Stopping this command
+                stops nothing
+  --detach      with --queue: return once the survey is sent
   status        the surveys with jobs in that queue: done, running, waiting, failed, and an ETA
 
 Manifest (paths relative to the manifest file):
@@ -51,19 +56,21 @@ once all its files are written.`,
       json: { type: 'boolean' },
       workers: { type: 'string' },
       queue: { type: 'boolean' },
+      detach: { type: 'boolean' },
     });
     if (positionals[0] === 'status' && positionals.length === 1) return queueStatus(ctx, values.json ?? false);
     if (positionals.length === 0) throw new UsageError('give at least one manifest file');
     if (values.queue && values.workers !== undefined) throw new UsageError('--queue and --workers exclude each other');
+    if (values.detach && !values.queue) throw new UsageError('--detach goes with --queue');
     const workers = values.workers === undefined ? availableParallelism() : Number(values.workers);
     if (!/^\d+$/.test(values.workers ?? '0') || workers > 256) {
       throw new UsageError(`--workers must be a whole number from 0 to 256, got "${values.workers}"`);
     }
+    if (values.queue) return queuedIngest(ctx, positionals, values.detach ?? false, values.json ?? false);
     boundIngestMemory();
-    const queue = values.queue ? await openQueue(ctx.config) : undefined;
     const { ingestor, clock } = await ctx.services();
     const runner =
-      workers === 0 || queue
+      workers === 0
         ? new InProcessRunner()
         : new WorkerPool(workers, availableParallelism(), gdalStorageSettings(ctx.config.storage));
     const results: Survey[] = [];
@@ -72,20 +79,52 @@ once all its files are written.`,
         const progress = createProgressReporter(ctx.stderr, `ingest ${manifest}`, clock);
         const survey = await ingestor.ingestManifestFile(manifest, (e) => progress.update(e.label, e.fraction), {
           runner,
-          queue,
         });
         progress.done(`survey ${survey.id} version ${survey.version}`);
         results.push(survey);
       }
     } finally {
       await runner.close();
-      await queue?.close();
     }
     if (values.json)
       printJson(ctx, results.length === 1 ? surveySummary(results[0] as Survey) : results.map(surveySummary));
     return 0;
   },
 };
+
+/** `nadir ingest --queue`: each survey checked and sent, then followed until a worker makes it visible. */
+async function queuedIngest(ctx: CliContext, manifests: string[], detach: boolean, json: boolean): Promise<number> {
+  const queue = await openQueue(ctx.config);
+  const { ingestor, catalogue, clock } = await ctx.services();
+  const results: Survey[] = [];
+  try {
+    const requests = [];
+    for (const path of manifests) {
+      const progress = createProgressReporter(ctx.stderr, `check ${path}`, clock);
+      const request = await sendQueuedSurvey(ingestor, queue, await readManifest(path), (e) =>
+        progress.update(e.label, e.fraction),
+      );
+      progress.done(`survey ${request.manifest.id} version ${request.version} queued`);
+      requests.push(request);
+    }
+    if (detach) {
+      ctx.stderr.write('nadir worker takes the jobs; nadir ingest status shows the progress\n');
+      return 0;
+    }
+    for (const request of requests) {
+      const progress = createProgressReporter(ctx.stderr, `ingest ${request.manifest.id}`, clock);
+      const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 1000));
+      const version = await followQueuedSurvey(queue, request, (e) => progress.update(e.label, e.fraction), pause);
+      progress.done(`survey ${request.manifest.id} version ${version}`);
+      const survey = await catalogue.get(request.manifest.id);
+      if (survey) results.push(survey);
+    }
+  } finally {
+    await queue.close();
+  }
+  if (json) printJson(ctx, results.length === 1 ? surveySummary(results[0] as Survey) : results.map(surveySummary));
+  return 0;
+}
 
 /** The ingest queue on the configured PostgreSQL; a SQLite deployment has none. */
 export async function openQueue(config: Config): Promise<IngestQueue> {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { boundIngestMemory } from '../../ingest/memory.js';
+import { coordinateStep } from '../../ingest/queued-ingest.js';
 import { gdalStorageSettings } from '../../storage/open-storage.js';
 import { type CliContext, type Command, parseCommandArgs, wholeNumber } from '../command.js';
 import { openQueue } from './ingest.js';
@@ -13,16 +14,18 @@ export const workerCommand: Command = {
              cores shared out
 
 Takes the jobs \`nadir ingest --queue\` sends, on any machine with the same NADIR_DATABASE and
-NADIR_STORAGE: each output is written in a temporary folder of this process's own (under the data
-folder's staging/) and put into the survey storage. SIGINT or SIGTERM: stop taking jobs, finish
-the ones in hand, exit. A worker killed in a job loses nothing: the job goes to another worker
-after NADIR_INGEST_JOB_TIMEOUT_S.`,
+NADIR_STORAGE (and the source files at the same paths): each output is written in a temporary
+folder of this process's own (under the data folder's staging/) and put into the survey storage.
+Besides its job slots, a worker coordinates one queued survey at a time: it sends the survey's
+jobs, waits for them and makes the survey visible after the last one. SIGINT or SIGTERM: stop
+taking jobs, finish the ones in hand, exit. A worker killed in a job loses nothing: the job goes
+to another worker after NADIR_INGEST_JOB_TIMEOUT_S.`,
   async run(args: string[], ctx: CliContext) {
     const { values } = parseCommandArgs(args, { jobs: { type: 'string' } }, false);
     const jobs = wholeNumber('--jobs', values.jobs ?? '1', 1, 64);
     boundIngestMemory();
     const queue = await openQueue(ctx.config);
-    const { storage, clock } = await ctx.services();
+    const { storage, clock, ingestor, catalogue } = await ctx.services();
     const workDir = join(ctx.config.dataDir, 'staging', `worker.${process.pid}`);
     const say = (line: string) => ctx.stderr.write(`${clock().toISOString()} ${line}\n`);
     const stop = await queue.work(
@@ -36,12 +39,25 @@ after NADIR_INGEST_JOB_TIMEOUT_S.`,
         else say(`done ${label} in ${seconds.toFixed(1)} s`);
       },
     );
+    const stopSurveys = await queue.workSurveys(async (request) => {
+      const name = `survey ${request.manifest.id} v${request.version}`;
+      say(`coordinating ${name} (step ${request.step})`);
+      try {
+        const outcome = await coordinateStep({ ingestor, queue, catalogue }, request);
+        say(outcome.committed ? `${name} is visible` : `${name}: step ${outcome.next} goes on`);
+        return outcome;
+      } catch (error) {
+        say(`coordinating ${name} failed: ${(error as Error).message}`);
+        throw error;
+      }
+    });
     say(`nadir worker ${process.pid}: taking ingest jobs, ${jobs} at a time`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
     say('stopping: finishing the jobs in hand');
+    await stopSurveys();
     await stop();
     await queue.close();
     return 0;
