@@ -102,6 +102,44 @@ export interface DeliverySummary {
   ratioToGdal?: number;
 }
 
+/** One queued ingest by two `nadir worker`s over PostgreSQL and S3 (delivery-fleet.ts). */
+export interface FleetRun {
+  mode: 'uninterrupted' | 'killed';
+  product: DeliveryProductName;
+  survey: string;
+  ok: boolean;
+  error?: string;
+  /** From `nadir ingest --queue --detach` to the survey's first visibility. */
+  seconds: number;
+  megapixelsPerSecond: number;
+  /** The sending command alone (checking every file, reserving the version). */
+  sendSeconds: number;
+  /** Jobs each worker finished (its log's `done` lines). */
+  jobsDone: Record<string, number>;
+  /** Each worker's tree (the worker and its job process), the largest VmHWM. */
+  workerPeakRssBytes: Record<string, number>;
+  killed?: { worker: string; afterSeconds: number; jobsDoneBefore: number; wasCoordinating: boolean };
+  /** Coordinating steps the survey took (each waits at most half the job timeout). */
+  coordinatingSteps: number;
+  /** Jobs and steps pg-boss gave another try (a killed worker's). */
+  retried: { jobs: number; steps: number };
+  storedFiles: number;
+  storedBytes: number;
+  /** Whether the survey was visible while a job was unfinished (never expected). */
+  visibleBeforeDone: boolean;
+  /** Files the survey names that were not in the bucket when it became visible. */
+  missingAtVisibility: string[];
+}
+
+export interface FleetProduct {
+  product: DeliveryProductName;
+  runs: FleetRun[];
+  /** Files of the two runs compared byte for byte, by their path under the survey's version. */
+  comparedFiles: number;
+  identicalFiles: number;
+  differing: string[];
+}
+
 export interface DeliveryRaw {
   bench: 'ingest-delivery';
   quick: boolean;
@@ -134,4 +172,6 @@ export interface DeliveryRaw {
   summary: DeliverySummary[];
   /** nadir workers=2 MP/s over workers=1 MP/s, by product. */
   scaling: Partial<Record<DeliveryProductName, number>>;
+  /** Two `nadir worker`s over PostgreSQL and S3, uninterrupted and with one killed. */
+  fleet?: { jobTimeoutSeconds: number; products: FleetProduct[] };
 }

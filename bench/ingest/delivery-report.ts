@@ -1,5 +1,5 @@
 /** bench/ingest/delivery.ts's raw figures as a markdown section: one table, then how it was measured. */
-import type { Contender, DeliveryRaw, DeliveryRun, DeliverySummary } from './delivery-raw.js';
+import type { Contender, DeliveryRaw, DeliveryRun, DeliverySummary, FleetRun } from './delivery-raw.js';
 
 const MIB = 2 ** 20;
 
@@ -110,9 +110,47 @@ export function deliverySection(raw: DeliveryRaw): string {
     `- Conditions: ${c.nproc} cores, ${(c.memoryBytes / 2 ** 30).toFixed(0)} GiB, ${c.gdal}, Node ${c.node}; load average ` +
       `at the start ${c.loadAverageAtStart.map((l) => l.toFixed(2)).join(' ')}; GDAL_CACHEMAX=${c.gdalCacheMaxMb} MB ` +
       `and warp memory ${c.warpMemoryMb} MB on both sides; ${c.threads}. Started ${raw.startedAt}.`,
+    ...fleetLines(raw),
     '- Commands (paths relative to the temporary folder):',
     ...[...new Set(raw.runs.filter((r) => r.round === 1).flatMap((r) => r.commands))].map((cmd) => `  - \`${cmd}\``),
     '',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+function fleetRun(run: FleetRun): string {
+  const name = `${run.product} | ${run.mode === 'killed' ? 'one worker SIGKILLed' : 'uninterrupted'}`;
+  if (!run.ok) return `| ${name} | ${failure(run as unknown as DeliveryRun)} | | | | | | |`;
+  const jobs = Object.entries(run.jobsDone)
+    .map(([w, n]) => `${w}: ${n}`)
+    .join(', ');
+  const peak = Math.max(...Object.values(run.workerPeakRssBytes));
+  const killed = run.killed
+    ? `${run.killed.worker} (coordinating) at ${run.killed.afterSeconds.toFixed(0)} s after ${run.killed.jobsDoneBefore} jobs`
+    : '-';
+  return (
+    `| ${name} | ${run.seconds.toFixed(1)} s | ${run.megapixelsPerSecond.toFixed(2)} | ${jobs} | ${killed} | ` +
+    `${run.retried.jobs} jobs, ${run.retried.steps} steps (${run.coordinatingSteps} steps in all) | ${mib(peak)} | ` +
+    `${run.visibleBeforeDone || run.missingAtVisibility.length > 0 ? 'NO' : 'yes'} |`
+  );
+}
+
+/** The fleet part: two workers over PostgreSQL and S3, uninterrupted and with one killed. */
+function fleetLines(raw: DeliveryRaw): string[] {
+  if (!raw.fleet) return [];
+  return [
+    '',
+    `Two \`nadir worker\` processes (one job slot each, data folders of their own) over one PostgreSQL and one S3 server (s3rver), the survey sent with \`nadir ingest --queue --detach\`; seconds from the send to the survey's visibility; NADIR_INGEST_JOB_TIMEOUT_S=${raw.fleet.jobTimeoutSeconds} (a lost job or step waits it out):`,
+    '',
+    '| product | run | seconds | MP/s | jobs done by worker | killed | retried | peak RSS per worker (with its job process) | nothing visible early, all files there |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...raw.fleet.products.flatMap((p) => p.runs.map(fleetRun)),
+    '',
+    ...raw.fleet.products.map(
+      (p) =>
+        `- ${p.product}: the killed run's stored files against the uninterrupted run's, byte for byte: ${p.identicalFiles} of ${p.comparedFiles} identical` +
+        (p.differing.length ? ` (differ: ${p.differing.slice(0, 5).join(', ')})` : ''),
+    ),
+    '',
+  ];
 }

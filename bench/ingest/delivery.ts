@@ -14,6 +14,9 @@
  * total). Both sides get GDAL_CACHEMAX (environment and --config) and the same warp memory.
  * Rounds are interleaved: per round and product, GDAL, nadir --workers 1, nadir --workers 2.
  * A nadir run that fails is recorded as failed (its last stderr lines) and the bench goes on.
+ * Then the fleet part (delivery-fleet.ts): the same files through the queue on PostgreSQL to two
+ * `nadir worker`s writing to an S3 server, once uninterrupted and once with the worker
+ * coordinating the survey killed with SIGKILL mid-job (`--only fleet` runs that part alone).
  *
  *   npm run bench:ingest -- --delivery [--quick] [--rounds N] [--json FILE]
  *   npm run build && node --import tsx bench/ingest/delivery.ts [--quick] [--rounds N] [--json FILE]
@@ -28,8 +31,10 @@ import { availableParallelism, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { DEFAULT_JPEG_QUALITY } from '../../src/geo/asset-layout.js';
 import { WARP_MEMORY_MB } from '../../src/ingest/cog-writer.js';
 import { INGEST_GDAL_CACHE_MB } from '../../src/ingest/memory.js';
+import { FLEET_JOB_TIMEOUT_S, runFleet } from './delivery-fleet.js';
 import { filesOfCrs, type GeneratedDelivery, generateDelivery } from './delivery-generate.js';
 import type { Contender, DeliveryProduct, DeliveryRaw, DeliveryRun, DeliveryStep } from './delivery-raw.js';
 import { deliverySection, summarise } from './delivery-report.js';
@@ -49,8 +54,8 @@ const WARP_MB = WARP_MEMORY_MB;
 export interface DeliveryBenchOptions {
   quick: boolean;
   rounds: number;
-  /** Which sides to run (both unless told). */
-  only?: 'gdal' | 'nadir';
+  /** Which sides to run (all unless told): GDAL, nadir's local runs, or only the fleet part. */
+  only?: 'gdal' | 'nadir' | 'fleet';
   log?: (line: string) => void;
 }
 
@@ -201,7 +206,7 @@ async function runGdal(
       // -dstalpha: the sources' masks become an alpha band, which the COG driver turns into the
       // JPEG COG's mask, as nadir's; without it gdalwarp -of COG writes no mask (black for no data).
       ...(product.name === 'rgb'
-        ? ['-co', 'COMPRESS=JPEG', '-co', 'QUALITY=90', '-dstalpha']
+        ? ['-co', 'COMPRESS=JPEG', '-co', `QUALITY=${DEFAULT_JPEG_QUALITY}`, '-dstalpha']
         : ['-co', 'COMPRESS=DEFLATE', '-co', 'PREDICTOR=YES', '-dstnodata', '-9999']),
       // 256 px blocks: each COG tile a map tile, as nadir writes (the COG driver's default is 512).
       ...['-co', 'BLOCKSIZE=256', '-co', 'OVERVIEW_RESAMPLING=AVERAGE', '-co', 'NUM_THREADS=ALL_CPUS'],
@@ -297,7 +302,7 @@ export async function runDeliveryBench(options: DeliveryBenchOptions): Promise<D
     });
     const generateSeconds = (performance.now() - generateStarted) / 1000;
     const runs: DeliveryRun[] = [];
-    for (let round = 1; round <= options.rounds; round++) {
+    for (let round = 1; round <= (options.only === 'fleet' ? 0 : options.rounds); round++) {
       for (const product of delivery.products) {
         const contenders: Contender[] =
           options.only === 'gdal'
@@ -316,6 +321,13 @@ export async function runDeliveryBench(options: DeliveryBenchOptions): Promise<D
         }
       }
     }
+    const fleet =
+      options.only === 'gdal'
+        ? undefined
+        : {
+            jobTimeoutSeconds: FLEET_JOB_TIMEOUT_S,
+            products: await runFleet(tmp, delivery, { quick: options.quick, log }),
+          };
     const partial = {
       bench: 'ingest-delivery' as const,
       quick: options.quick,
@@ -338,6 +350,7 @@ export async function runDeliveryBench(options: DeliveryBenchOptions): Promise<D
       area: delivery.area,
       products: delivery.products,
       runs,
+      ...(fleet ? { fleet } : {}),
     };
     return { ...partial, ...summarise(partial) };
   } finally {
@@ -359,8 +372,8 @@ export async function deliveryMain(values: {
   const rounds = Number(values.rounds ?? '1');
   if (!Number.isInteger(rounds) || rounds < 1)
     throw new Error(`--rounds must be a whole number >= 1, got ${values.rounds}`);
-  if (values.only !== undefined && values.only !== 'gdal' && values.only !== 'nadir')
-    throw new Error(`--only must be gdal or nadir, got ${values.only}`);
+  if (values.only !== undefined && values.only !== 'gdal' && values.only !== 'nadir' && values.only !== 'fleet')
+    throw new Error(`--only must be gdal, nadir or fleet, got ${values.only}`);
   const quick = values.quick ?? false;
   const raw = await runDeliveryBench({
     quick,

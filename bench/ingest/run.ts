@@ -16,7 +16,7 @@
  *   npm run build && node --import tsx bench/ingest/run.ts [--quick] [--json <raw.json>]
  *
  * `--delivery` runs the other part instead, a delivery of many tiles in two CRSs ingested with 1 and
- * 2 worker processes (bench/ingest/delivery.ts; also `--rounds N`, `--only gdal|nadir`).
+ * 2 worker processes (bench/ingest/delivery.ts; also `--rounds N`, `--only gdal|nadir|fleet`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
