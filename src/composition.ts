@@ -14,7 +14,8 @@ import { POSTGRES_CATALOGUE_MIGRATIONS, PostgresSurveyCatalogue } from './catalo
 import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
 import type { Clock } from './clock.js';
 import type { Config, DatabaseConfig } from './config/config.js';
-import { migratePostgres, openPostgres } from './db/postgres.js';
+import { EngineGuard, type EngineGuardOptions } from './db/engine-guard.js';
+import { guardSql, isPostgresUnavailable, migratePostgres, openPostgres } from './db/postgres.js';
 import { ChangeCount } from './db/postgres-changes.js';
 import { openSqlite } from './db/sqlite.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
@@ -116,6 +117,9 @@ export interface ServiceChoices {
   logStream?: LogDestination;
 }
 
+/** NADIR_DATABASE_TIMEOUT_MS's default, for a config built by hand. */
+const DEFAULT_DATABASE_TIMEOUT_MS = 2_000;
+
 /** The catalogue, the accounts and usage on the configured engine, migrated. */
 export interface Stores {
   catalogue: SurveyCatalogue;
@@ -130,7 +134,11 @@ export interface Stores {
  * start): SQLite under its write lock, PostgreSQL under an advisory lock, so servers starting at
  * once take turns. A database that cannot be reached, or that a newer nadir migrated, fails here.
  */
-export async function openStores(database: DatabaseConfig, clock: Clock): Promise<Stores> {
+export async function openStores(
+  database: DatabaseConfig,
+  clock: Clock,
+  events: Pick<EngineGuardOptions, 'onOpen' | 'onClose'> = {},
+): Promise<Stores> {
   if (database.engine === 'sqlite') {
     const db = openSqlite(database.path);
     const catalogue = new SqliteSurveyCatalogue(db, clock);
@@ -144,14 +152,26 @@ export async function openStores(database: DatabaseConfig, clock: Clock): Promis
       },
     };
   }
-  const sql = await openPostgres(database.url);
+  const timeoutMs = database.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  const sql = await openPostgres(database.url, timeoutMs);
   try {
     const schema = await migratePostgres(sql, [POSTGRES_CATALOGUE_MIGRATIONS, POSTGRES_ACCOUNTS_MIGRATIONS]);
     const catalogueChanges = await ChangeCount.follow(sql, 'catalogue_changes', 'nadir_catalogue');
     const accountChanges = await ChangeCount.follow(sql, 'account_changes', 'nadir_accounts');
+    // One guard for both stores: they share the server, and an outage is the server's. The change
+    // counters keep the raw pool: they follow the server in the background and recover by themselves.
+    const guard = new EngineGuard({
+      engine: 'PostgreSQL',
+      code: 'DATABASE_UNAVAILABLE',
+      timeoutMs,
+      failuresToOpen: 3,
+      openMs: 2_000,
+      isUnavailable: isPostgresUnavailable,
+      ...events,
+    });
     return {
-      catalogue: new PostgresSurveyCatalogue(sql, catalogueChanges, clock),
-      accounts: new PostgresAccountStore(sql, accountChanges, clock),
+      catalogue: new PostgresSurveyCatalogue(guardSql(sql, guard), catalogueChanges, clock),
+      accounts: new PostgresAccountStore(guardSql(sql, guard), accountChanges, clock),
       schema,
       async close() {
         await catalogueChanges.close();
@@ -168,14 +188,18 @@ export async function openStores(database: DatabaseConfig, clock: Clock): Promis
 /** Tile rate limits: shared through Redis when configured, else this process's own counters. */
 async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
   if (!config.redisUrl) return new MemoryRateLimiter();
-  return RedisRateLimiter.connect(config.redisUrl, {
-    unavailable: (error) =>
-      log.warn(
-        { err: error },
-        'Redis unreachable: tile rate limits are counted by each process alone until it is back',
-      ),
-    recovered: () => log.info('Redis reachable again: tile rate limits are shared again'),
-  });
+  return RedisRateLimiter.connect(
+    config.redisUrl,
+    {
+      unavailable: (error) =>
+        log.warn(
+          { err: error },
+          'Redis unreachable: tile rate limits are counted by each process alone until it is back',
+        ),
+      recovered: () => log.info('Redis reachable again: tile rate limits are shared again'),
+    },
+    config.redisTimeoutMs,
+  );
 }
 
 /**
@@ -188,7 +212,11 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
   const log = createLogger(config.logLevel, config.serverId, choices.logStream);
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
-  const stores = await openStores(config.database, clock);
+  const stores = await openStores(config.database, clock, {
+    onOpen: (error) =>
+      log.error({ err: error }, 'PostgreSQL unavailable: requests that need it answer 503 until it is back'),
+    onClose: () => log.info('PostgreSQL reachable again'),
+  });
   let rateLimiter: RateLimiter;
   let storage: SurveyStorage;
   try {

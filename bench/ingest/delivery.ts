@@ -54,8 +54,13 @@ const WARP_MB = WARP_MEMORY_MB;
 export interface DeliveryBenchOptions {
   quick: boolean;
   rounds: number;
-  /** Which sides to run (all unless told): GDAL, nadir's local runs, or only the fleet part. */
-  only?: 'gdal' | 'nadir' | 'fleet';
+  /**
+   * Which sides to run (all unless told): GDAL, nadir's local runs (and the fleet), the fleet part
+   * alone, or GDAL and nadir's local runs without the fleet.
+   */
+  only?: 'gdal' | 'nadir' | 'fleet' | 'local';
+  /** Only these products (both unless told). */
+  products?: DeliveryProduct['name'][];
   log?: (line: string) => void;
 }
 
@@ -302,8 +307,9 @@ export async function runDeliveryBench(options: DeliveryBenchOptions): Promise<D
     });
     const generateSeconds = (performance.now() - generateStarted) / 1000;
     const runs: DeliveryRun[] = [];
+    const chosen = delivery.products.filter((p) => !options.products || options.products.includes(p.name));
     for (let round = 1; round <= (options.only === 'fleet' ? 0 : options.rounds); round++) {
-      for (const product of delivery.products) {
+      for (const product of chosen) {
         const contenders: Contender[] =
           options.only === 'gdal'
             ? ['gdal']
@@ -322,7 +328,7 @@ export async function runDeliveryBench(options: DeliveryBenchOptions): Promise<D
       }
     }
     const fleet =
-      options.only === 'gdal'
+      options.only === 'gdal' || options.only === 'local'
         ? undefined
         : {
             jobTimeoutSeconds: FLEET_JOB_TIMEOUT_S,
@@ -348,7 +354,7 @@ export async function runDeliveryBench(options: DeliveryBenchOptions): Promise<D
         generateSeconds,
       },
       area: delivery.area,
-      products: delivery.products,
+      products: chosen,
       runs,
       ...(fleet ? { fleet } : {}),
     };
@@ -368,17 +374,22 @@ export async function deliveryMain(values: {
   rounds?: string | undefined;
   json?: string | undefined;
   only?: string | undefined;
+  products?: string | undefined;
 }): Promise<void> {
   const rounds = Number(values.rounds ?? '1');
   if (!Number.isInteger(rounds) || rounds < 1)
     throw new Error(`--rounds must be a whole number >= 1, got ${values.rounds}`);
-  if (values.only !== undefined && values.only !== 'gdal' && values.only !== 'nadir' && values.only !== 'fleet')
-    throw new Error(`--only must be gdal, nadir or fleet, got ${values.only}`);
+  const only = ['gdal', 'nadir', 'fleet', 'local'] as const;
+  if (values.only !== undefined && !(only as readonly string[]).includes(values.only))
+    throw new Error(`--only must be one of ${only.join(', ')}, got ${values.only}`);
+  const products = values.products?.split(',');
+  if (products?.some((p) => p !== 'rgb' && p !== 'dsm')) throw new Error(`--products is a list of rgb, dsm`);
   const quick = values.quick ?? false;
   const raw = await runDeliveryBench({
     quick,
     rounds,
-    ...(values.only ? { only: values.only } : {}),
+    ...(values.only ? { only: values.only as (typeof only)[number] } : {}),
+    ...(products ? { products: products as DeliveryProduct['name'][] } : {}),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   const path = values.json ?? defaultResultPath(quick);
@@ -392,6 +403,7 @@ export const DELIVERY_OPTIONS = {
   rounds: { type: 'string' },
   json: { type: 'string' },
   only: { type: 'string' },
+  products: { type: 'string' },
 } as const;
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -16,7 +16,7 @@
  *   npm run build && node --import tsx bench/ingest/run.ts [--quick] [--json <raw.json>]
  *
  * `--delivery` runs the other part instead, a delivery of many tiles in two CRSs ingested with 1 and
- * 2 worker processes (bench/ingest/delivery.ts; also `--rounds N`, `--only gdal|nadir|fleet`).
+ * 2 worker processes (bench/ingest/delivery.ts; also `--rounds N`, `--only gdal|nadir|fleet|local`, `--products rgb,dsm`).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -305,15 +305,15 @@ export type { IngestMeasurement };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { values } = parseArgs({
-    // --quick, --json, and the delivery part's --rounds and --only.
+    // --quick, --json, and the delivery part's --rounds, --only and --products.
     options: { ...DELIVERY_OPTIONS, delivery: { type: 'boolean' } },
   });
   if (values.delivery) {
     // The delivery part (bench/ingest/delivery.ts): many tiles in two CRSs, nadir's workers.
     await deliveryMain(values);
   } else {
-    if (values.rounds !== undefined || values.only !== undefined)
-      throw new Error('--rounds and --only are options of --delivery');
+    if (values.rounds !== undefined || values.only !== undefined || values.products !== undefined)
+      throw new Error('--rounds, --only and --products are options of --delivery');
     const raw = await runIngestBench({
       quick: values.quick ?? false,
       log: (line) => process.stderr.write(`${line}\n`),

@@ -51,6 +51,7 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   INTERNAL: 500,
   OVERLOADED: 503,
   STORAGE_UNAVAILABLE: 503,
+  DATABASE_UNAVAILABLE: 503,
   NOT_READY: 503,
 };
 

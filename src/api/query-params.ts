@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { storable } from '../catalogue/survey-rows.js';
 import { invalidParameter } from '../errors.js';
 import { MAX_LATITUDE } from '../geo/web-mercator.js';
 import { SECRET_PARAMETERS } from './error-table.js';
@@ -24,6 +25,40 @@ interface QuerySchema {
 
 export function parseDecimal(text: string): number | undefined {
   return DECIMAL.test(text) ? Number(text) : undefined;
+}
+
+/**
+ * Refuses a value among `values`' entries (those named in `only`, when given) that no store can hold as
+ * it is (catalogue/survey-rows.ts `storable`): no parameter of any endpoint can mean anything with a
+ * NUL or a lone surrogate, so they are a 400 at the edge, whichever engine is behind (issue 32).
+ */
+function refuseUnholdable(values: unknown, where: 'query' | 'path', only?: Record<string, unknown>): void {
+  if (!values || typeof values !== 'object') return;
+  for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
+    if (only && !Object.hasOwn(only, name)) continue;
+    // Credentials are checked by their digest or signature, never stored as text: a key with a
+    // NUL is just a wrong key (401), as the docs say.
+    if (SECRET_PARAMETERS.has(name.toLowerCase())) continue;
+    const texts = Array.isArray(value) ? value : [value];
+    if (texts.some((text) => typeof text === 'string' && !storable(text))) {
+      const shown = /^[A-Za-z][A-Za-z0-9_-]{0,40}$/.test(name) ? name : 'a parameter';
+      throw invalidParameter(
+        shown,
+        `${where === 'path' ? 'The path' : shown} holds a NUL byte or a lone UTF-16 surrogate, which no ${where === 'path' ? 'path' : 'parameter'} may`,
+      );
+    }
+  }
+}
+
+/**
+ * A preHandler: after the key is checked (a wrong key is a 401 whatever else is wrong) and the
+ * schema has passed, before a handler hands any value to a store.
+ */
+export function refuseUnstorable(request: FastifyRequest): void {
+  refuseUnholdable(request.params, 'path');
+  const declared = (request.routeOptions.schema?.querystring as QuerySchema | undefined)?.properties;
+  // Parameters a route does not declare are ignored whatever they hold (normaliseQuery).
+  if (declared) refuseUnholdable(request.query, 'query', declared);
 }
 
 export function normaliseQuery(request: FastifyRequest): void {

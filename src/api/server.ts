@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RasterEngine } from '../raster/index.js';
+import type { SurveyStorage } from '../storage/storage.js';
 import type { ChangeTiles } from '../tiles/change-tiles.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
@@ -21,7 +22,7 @@ import { registerChangeRoute } from './imagery/change-route.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
-import { normaliseQuery } from './query-params.js';
+import { normaliseQuery, refuseUnstorable } from './query-params.js';
 import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
 import { MAX_PATH_SEGMENT } from './schemas.js';
 import { registerSystemRoutes, type ServerState } from './system-routes.js';
@@ -42,6 +43,8 @@ export interface ServerParts {
   tiles: TileResponder;
   changeTiles: ChangeTiles;
   rateLimiter: Pick<RateLimiter, 'ping'>;
+  /** For /ready: whether the survey files answer. */
+  storage: Pick<SurveyStorage, 'ping'>;
 }
 
 /**
@@ -50,7 +53,7 @@ export interface ServerParts {
  * shape the answer.
  */
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
-  const { config, clock, accounts, catalogue, tokens, raster, tiles, changeTiles, rateLimiter } = parts;
+  const { config, clock, accounts, catalogue, tokens, raster, tiles, changeTiles, rateLimiter, storage } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const answers = new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb });
@@ -96,8 +99,10 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   installAuthentication(app);
   // Every route's query string: duplicates refused, numbers parsed strictly (query-params.ts).
   app.addHook('preValidation', async (request) => normaliseQuery(request));
+  // Text no store can hold (a NUL, a lone surrogate) is a 400 before any handler runs.
+  app.addHook('preHandler', async (request) => refuseUnstorable(request));
   await registerOpenApiGenerator(app, config.publicUrl);
-  registerSystemRoutes(app, { catalogue, accounts, rateLimiter, dataDir: config.dataDir, state });
+  registerSystemRoutes(app, { catalogue, accounts, rateLimiter, storage, dataDir: config.dataDir, state });
   registerCoverageRoute(app, { keys: accounts, answers, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });

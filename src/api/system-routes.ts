@@ -5,6 +5,7 @@ import gdal from 'gdal-async';
 import type { AccountStore } from '../accounts/index.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { SurveyStorage } from '../storage/storage.js';
 import { packageVersion } from '../version.js';
 import { sendFailure } from './error-handling.js';
 import { failure } from './error-table.js';
@@ -20,6 +21,8 @@ export interface SystemRouteParts {
   accounts: Pick<AccountStore, 'getAccount'>;
   /** The tile rate limits' counters: Redis when configured. */
   rateLimiter: Pick<RateLimiter, 'ping'>;
+  /** Survey files: the folder or the bucket. */
+  storage: Pick<SurveyStorage, 'ping'>;
   /** Survey files and staging: must be readable and writable. */
   dataDir: string;
   state: ServerState;
@@ -30,7 +33,12 @@ const PROBE_ACCOUNT_ID = '00000000-0000-0000-0000-000000000000';
 
 /** `/health` (the process answers), `/ready` (it can serve: stores reachable), `/version`. */
 export function registerSystemRoutes(app: FastifyInstance, parts: SystemRouteParts): void {
-  const { catalogue, accounts, rateLimiter, dataDir, state } = parts;
+  const { catalogue, accounts, rateLimiter, storage, dataDir, state } = parts;
+  const Engines = Type.Object({
+    database: StringEnum(['up', 'down'] as const),
+    storage: StringEnum(['up', 'down'] as const),
+    rateLimits: StringEnum(['shared', 'degraded'] as const),
+  });
   const version = { name: 'nadir', version: packageVersion(), gdal: gdal.version, node: process.versions.node };
 
   app.get(
@@ -63,35 +71,49 @@ export function registerSystemRoutes(app: FastifyInstance, parts: SystemRoutePar
     '/ready',
     {
       schema: {
-        summary: 'Readiness: the database and the data folder are reachable; says whether the rate-limit store is',
+        summary: 'Readiness: each engine the server needs, and whether it can serve',
         description:
-          'A Redis outage leaves the server ready (tile rate limits are then counted by each server alone, docs/deploy.md), so `rateLimits` says `degraded`; a database or data folder out of reach is 503.',
+          'Each engine: `database` (the catalogue and accounts), `storage` (survey files and the data folder), `rateLimits` (`shared` through Redis, or `degraded`: each server counts alone, docs/deploy.md). A Redis outage leaves the server ready; a database or storage out of reach is 503 NOT_READY, whose body names the engines too.',
         tags: ['operations'],
         response: {
-          200: Type.Object({ status: Type.Literal('ready'), rateLimits: StringEnum(['shared', 'degraded'] as const) }),
+          200: Type.Composite([Type.Object({ status: Type.Literal('ready') }), Engines]),
           ...errorResponses(503),
         },
       },
     },
     async (request, reply) => {
       if (state.draining) return sendFailure(reply, failure('NOT_READY', 'Not ready: the server is shutting down'));
-      try {
-        await catalogue.ping();
-        await accounts.getAccount(PROBE_ACCOUNT_ID);
-        await access(dataDir, constants.R_OK | constants.W_OK);
-      } catch (error) {
-        // The reason goes to the log, not to whoever probes: it may name files.
-        request.log.warn({ err: error }, 'not ready');
-        return sendFailure(reply, failure('NOT_READY', 'Not ready: a store is unreachable'));
+      // The probes at once: a hung engine costs /ready its own timeout, not the sum of them.
+      const probe = (name: string, check: () => Promise<unknown>) =>
+        check().then(
+          () => true,
+          (error: unknown) => {
+            // The reason goes to the log, not to whoever probes: it may name files or hosts.
+            request.log.warn({ err: error }, `not ready: ${name}`);
+            return false;
+          },
+        );
+      const [database, files, shared] = await Promise.all([
+        probe('database', async () => {
+          await catalogue.ping();
+          await accounts.getAccount(PROBE_ACCOUNT_ID);
+        }),
+        probe('storage', async () => {
+          await storage.ping();
+          await access(dataDir, constants.R_OK | constants.W_OK);
+        }),
+        probe('rate limits', () => rateLimiter.ping()),
+      ]);
+      const engines = {
+        database: database ? ('up' as const) : ('down' as const),
+        storage: files ? ('up' as const) : ('down' as const),
+        rateLimits: shared ? ('shared' as const) : ('degraded' as const),
+      };
+      if (!database || !files) {
+        const down = [database ? '' : 'the database', files ? '' : 'the storage'].filter(Boolean).join(' and ');
+        return sendFailure(reply, failure('NOT_READY', `Not ready: ${down} unreachable`, { engines }));
       }
-      const rateLimits = await rateLimiter.ping().then(
-        () => 'shared' as const,
-        (error: unknown) => {
-          request.log.warn({ err: error }, 'rate-limit store unreachable');
-          return 'degraded' as const;
-        },
-      );
-      return { status: 'ready' as const, rateLimits };
+      return { status: 'ready' as const, ...engines };
     },
   );
 }

@@ -21,6 +21,8 @@ import {
   documentJson,
   type ListingRow,
   listingJson,
+  mustStore,
+  storable,
   toListing,
   toSurvey,
   typeMask,
@@ -95,6 +97,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   }
 
   async put(survey: Survey): Promise<void> {
+    mustStore(survey.id);
     const bounds = multiPolygonBounds(survey.footprint);
     if (!Number.isFinite(bounds.minX)) throw new Error(`survey ${survey.id} has an empty footprint`);
     const geometry = JSON.stringify({ type: 'MultiPolygon', coordinates: survey.footprint });
@@ -127,11 +130,13 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   }
 
   async get(id: string): Promise<Survey | undefined> {
+    if (!storable(id)) return undefined;
     const [row] = await this.#sql<DocumentRow[]>`SELECT body, outline FROM surveys WHERE id = ${id}`;
     return row ? toSurvey(row) : undefined;
   }
 
   async delete(id: string): Promise<boolean> {
+    if (!storable(id)) return false;
     const deleted = await this.#sql.begin(async (sql) => {
       await this.#retire(sql, id, new Set());
       return sql`DELETE FROM surveys WHERE id = ${id}`;
@@ -171,6 +176,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   }
 
   async reserveVersion(id: string): Promise<number> {
+    mustStore(id);
     // Versions never repeat, even after a delete: caches keyed by (id, version) stay correct.
     const [row] = await this.#sql<{ last_version: number }[]>`
       INSERT INTO survey_versions (id, last_version, reserved_at) VALUES (${id}, 1, ${this.#now().toISOString()})

@@ -21,6 +21,8 @@ import {
   documentJson,
   type ListingRow,
   listingJson,
+  mustStore,
+  storable,
   toListing,
   toSurvey,
   typeMask,
@@ -184,6 +186,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   }
 
   async put(survey: Survey): Promise<void> {
+    mustStore(survey.id);
     const s = this.#statements;
     const bounds = multiPolygonBounds(survey.footprint);
     if (!Number.isFinite(bounds.minX)) throw new Error(`survey ${survey.id} has an empty footprint`);
@@ -215,11 +218,13 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   }
 
   async get(id: string): Promise<Survey | undefined> {
+    if (!storable(id)) return undefined;
     const row = this.#statements.get.get(id) as DocumentRow | undefined;
     return row ? toSurvey(row) : undefined;
   }
 
   async delete(id: string): Promise<boolean> {
+    if (!storable(id)) return false;
     const s = this.#statements;
     return this.#db.transaction(() => {
       const existing = s.rowidOf.get(id) as { rowid: number } | undefined;
@@ -233,6 +238,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   }
 
   async reserveVersion(id: string): Promise<number> {
+    mustStore(id);
     // Versions never repeat, even after a delete: caches keyed by (id, version) stay correct.
     const row = this.#statements.reserveVersion.get(id, this.#now().toISOString()) as { last_version: number };
     return row.last_version;

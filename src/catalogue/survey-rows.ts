@@ -4,6 +4,7 @@
  * surveys shows, ~150 bytes) as its own small JSON, so a search that only lists surveys never
  * parses a document.
  */
+import { NadirError } from '../errors.js';
 import { assetFiles } from '../geo/asset-layout.js';
 import type { SurveyListing } from './catalogue.js';
 import { unpackFootprint } from './packed-footprint.js';
@@ -26,6 +27,22 @@ export interface ListingRow {
 }
 
 type StoredListing = Pick<SurveyListing, 'firstPhotoTime' | 'assets'>;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether every engine can hold `text` as it is: PostgreSQL refuses NUL in text, and a lone
+ * UTF-16 surrogate is no character (encoded, it turns into U+FFFD, another string). An id that
+ * is not storable names no survey on either engine; the API refuses such input at its edge.
+ */
+export function storable(text: string): boolean {
+  return !text.includes('\0') && !LONE_SURROGATE.test(text);
+}
+
+/** Refuses to store a survey id no engine can hold (ingest makes UUIDs; this is the last guard). */
+export function mustStore(id: string): void {
+  if (!storable(id)) throw new NadirError('INVALID_PARAMETER', 'a survey id may hold no NUL and no lone surrogate');
+}
 
 /** Where each of a survey's files is (the catalogue's asset locations). */
 export function assetLocations(survey: Pick<Survey, 'assets'>): string[] {

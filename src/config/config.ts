@@ -39,7 +39,10 @@ export interface HttpTimeouts {
 }
 
 /** Where the catalogue, accounts and usage live: the embedded SQLite file, or a PostgreSQL server. */
-export type DatabaseConfig = { engine: 'sqlite'; path: string } | { engine: 'postgres'; url: string };
+export type DatabaseConfig =
+  | { engine: 'sqlite'; path: string }
+  /** `timeoutMs`: a query not answered within it is a 503 (NADIR_DATABASE_TIMEOUT_MS, default 2000). */
+  | { engine: 'postgres'; url: string; timeoutMs?: number };
 
 export interface Config {
   dataDir: string;
@@ -48,6 +51,8 @@ export interface Config {
   storage: StorageConfig;
   /** Tile rate limits shared by every server (NADIR_REDIS_URL); absent: counted in this process. */
   redisUrl?: string;
+  /** A rate-limit round trip waits at most this long before the process counts alone (NADIR_REDIS_TIMEOUT_MS). */
+  redisTimeoutMs: number;
   /** Which server answered, in every log line (NADIR_SERVER_ID, default `<hostname>:<pid>`). */
   serverId: string;
   host: string;
@@ -100,8 +105,8 @@ export function withoutCredentials(url: string): string {
  * NADIR_DATABASE: a `postgres://` (or `postgresql://`) URL selects PostgreSQL; anything else is the
  * path of the SQLite file. A URL of another scheme is refused rather than taken for a file name.
  */
-function parseDatabase(raw: string | undefined, dataDir: string, cwd: string): DatabaseConfig {
-  const database = raw || join(dataDir, 'nadir.sqlite');
+function parseDatabase(env: NodeJS.ProcessEnv, dataDir: string, cwd: string): DatabaseConfig {
+  const database = env.NADIR_DATABASE || join(dataDir, 'nadir.sqlite');
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(database)?.[1]?.toLowerCase();
   if (scheme === undefined) {
     return {
@@ -125,7 +130,11 @@ function parseDatabase(raw: string | undefined, dataDir: string, cwd: string): D
       withoutCredentials(database),
     );
   }
-  return { engine: 'postgres', url: database };
+  return {
+    engine: 'postgres',
+    url: database,
+    timeoutMs: integer(env, 'NADIR_DATABASE_TIMEOUT_MS', 2_000, 100, 120_000),
+  };
 }
 
 /**
@@ -219,9 +228,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
   const host = env.NADIR_HOST || '0.0.0.0';
   return {
     dataDir,
-    database: parseDatabase(env.NADIR_DATABASE, dataDir, cwd),
+    database: parseDatabase(env, dataDir, cwd),
     storage: parseStorage(env, dataDir, cwd),
     redisUrl: parseRedisUrl(env.NADIR_REDIS_URL),
+    redisTimeoutMs: integer(env, 'NADIR_REDIS_TIMEOUT_MS', 50, 5, 10_000),
     serverId: env.NADIR_SERVER_ID || `${hostname()}:${process.pid}`,
     host,
     port: integer(env, 'NADIR_PORT', 8080, 0, 65535),

@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { withoutCredentials } from '../config/config.js';
 import { NadirError } from '../errors.js';
+import type { EngineGuard } from './engine-guard.js';
 import { type Migrations, schemaAhead } from './migrations.js';
 
 export type PostgresSql = postgres.Sql;
@@ -14,12 +15,14 @@ const POOL_SIZE = 20;
  * Opens a pool to the server at `url` and proves it answers, so a server that cannot reach its
  * database fails at start with one clear line instead of on its first request.
  */
-export async function openPostgres(url: string): Promise<PostgresSql> {
+export async function openPostgres(url: string, timeoutMs = 10_000): Promise<PostgresSql> {
   const sql = postgres(url, {
     max: POOL_SIZE,
     // NOTICEs (CREATE EXTENSION IF NOT EXISTS, ...) are not worth a line on stderr.
     onnotice: () => undefined,
-    connect_timeout: 10,
+    // Seconds: a server that accepts connections but never answers (stopped, overloaded) is
+    // given up on as soon as the requests waiting on it are (NADIR_DATABASE_TIMEOUT_MS).
+    connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
     // Types stay as PostgreSQL sends them where we read them as text (dates, bigints).
     types: {},
   });
@@ -33,6 +36,66 @@ export async function openPostgres(url: string): Promise<PostgresSql> {
     );
   }
   return sql;
+}
+
+/** Node's socket errors and postgres.js's own for a connection that is gone or never came. */
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
+
+/**
+ * Whether `error` means PostgreSQL cannot be reached or is going away (the engine-guard.ts
+ * outage), not that it refused a statement: SQLSTATE class 08 (connection exception), 57P01-03
+ * (shut down, crashed, starting up), 53300 (too many connections), and the socket errors.
+ */
+export function isPostgresUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return CONNECTION_ERRORS.has(code) || code.startsWith('08') || /^57P0[123]$/.test(code) || code === '53300';
+}
+
+/**
+ * `sql` with every round trip to the server run through `guard` (engine-guard.ts): each query
+ * when it is awaited (postgres.js queries are lazy, so one that is only a fragment of another is
+ * never guarded on its own, nor sent), and each transaction as a whole. An open breaker refuses a
+ * query before it is sent. What the stores answer from their caches (verified keys, while the
+ * change counter stands) never reaches a query, so it keeps working while the server is away.
+ */
+export function guardSql(sql: PostgresSql, guard: EngineGuard): PostgresSql {
+  const guarded = (query: unknown): unknown => {
+    if (!(query instanceof Promise)) return query; // sql(rows, ...columns) and other helpers
+    const send = query.then;
+    Object.defineProperty(query, 'then', {
+      configurable: true,
+      value(fulfilled?: (value: unknown) => unknown, rejected?: (error: unknown) => unknown) {
+        return guard.run(() => send.call(query, (rows: unknown) => rows)).then(fulfilled, rejected);
+      },
+    });
+    return query;
+  };
+  return new Proxy(sql, {
+    apply: (target, self, args) => guarded(Reflect.apply(target, self, args)),
+    get(target, property) {
+      const value = Reflect.get(target, property) as unknown;
+      if (typeof value !== 'function') return value;
+      if (property === 'begin') {
+        return (...args: unknown[]) => guard.run(() => Reflect.apply(value, target, args) as Promise<unknown>);
+      }
+      if (property === 'unsafe') return (...args: unknown[]) => guarded(Reflect.apply(value, target, args));
+      return value;
+    },
+  });
 }
 
 /** One advisory lock id for every nadir migration (any 64-bit number no other program uses). */

@@ -20,7 +20,9 @@
  * (the MemoryRateLimiter), so a key may get up to (processes x limit) in that window, and a
  * warning is logged once per outage; shared counting resumes by itself when Redis is back
  * (docs/deploy.md). Refusing every tile while a cache is down would turn a Redis outage into an
- * imagery outage.
+ * imagery outage. A round trip waits at most `timeoutMs` (NADIR_REDIS_TIMEOUT_MS, tens of ms);
+ * once one failed, takes stop asking Redis at all (a breaker: a Redis that hangs would otherwise
+ * cost every tile its timeout) and one ping a second finds out when it is back.
  */
 import { Redis } from 'ioredis';
 import { NadirError } from '../errors.js';
@@ -33,8 +35,8 @@ local count = redis.call('INCRBY', KEYS[1], added)
 if count == added then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
 return count`;
 
-/** A request waits at most this long for Redis before its own process decides. */
-const COMMAND_TIMEOUT_MS = 250;
+/** While Redis is away, how often one ping asks whether it is back. */
+const PROBE_MS = 1_000;
 
 export interface RedisLimiterEvents {
   /** Redis could not be asked: counting falls back to this process (once per outage). */
@@ -68,6 +70,8 @@ export class RedisRateLimiter implements RateLimiter {
   readonly #fallback = new MemoryRateLimiter();
   readonly #events: RedisLimiterEvents;
   #down = false;
+  /** The ping that looks for Redis's return while it is away. */
+  #probe: NodeJS.Timeout | undefined;
   /** Counter key -> takes not yet sent; sent together on the next setImmediate. */
   #batches = new Map<string, Batch>();
   /** Counter key -> the window's count as last seen here: Redis's answer plus takes allowed since. */
@@ -79,13 +83,15 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /** Connects and proves Redis answers: a server configured for Redis that cannot reach it fails at start. */
-  static async connect(url: string, events: RedisLimiterEvents): Promise<RedisRateLimiter> {
+  static async connect(url: string, events: RedisLimiterEvents, timeoutMs: number): Promise<RedisRateLimiter> {
     const redis = new Redis(url, {
       lazyConnect: true,
       // While disconnected, commands fail at once (and the fallback decides) instead of queueing.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
+      // A request waits at most this long for Redis before its own process decides.
+      commandTimeout: timeoutMs,
+      connectTimeout: Math.max(timeoutMs, 1_000),
       // Commands issued in the same turn of the event loop go to Redis in one write.
       enableAutoPipelining: true,
       retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
@@ -95,7 +101,11 @@ export class RedisRateLimiter implements RateLimiter {
     redis.on('error', () => undefined);
     try {
       await redis.connect();
-      await redis.ping();
+      // The first answer may take a connection's set-up: give it longer than a tile's round trip.
+      await Promise.race([
+        redis.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('no answer to PING within 5 s')), 5_000).unref()),
+      ]);
     } catch (error) {
       redis.disconnect();
       throw new NadirError('INVALID_CONFIG', `Cannot reach Redis at NADIR_REDIS_URL: ${(error as Error).message}`);
@@ -104,6 +114,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async take(key: string, limit: number, intervalSeconds: number, now: Date): Promise<RateDecision> {
+    if (this.#down) return this.#fallback.take(key, limit, intervalSeconds, now);
     const seconds = now.getTime() / 1000;
     const start = Math.floor(seconds / intervalSeconds) * intervalSeconds;
     const resetAt = start + intervalSeconds;
@@ -121,15 +132,8 @@ export class RedisRateLimiter implements RateLimiter {
         count = await this.#count(counter, expireAt, now.getTime());
       }
     } catch (error) {
-      if (!this.#down) {
-        this.#down = true;
-        this.#events.unavailable(error as Error);
-      }
+      this.#wentDown(error as Error);
       return this.#fallback.take(key, limit, intervalSeconds, now);
-    }
-    if (this.#down) {
-      this.#down = false;
-      this.#events.recovered();
     }
     return {
       allowed: count <= limit,
@@ -180,13 +184,36 @@ export class RedisRateLimiter implements RateLimiter {
           // Counts allowed here are lost to Redis; forget the window so the next take asks (and falls back).
           this.#known.delete(counter);
           for (const take of waiting) take.reject(error);
-          if (waiting.length === 0 && !this.#down) {
-            this.#down = true;
-            this.#events.unavailable(error as Error);
-          }
+          this.#wentDown(error as Error);
         },
       );
     }
+  }
+
+  /** Counting falls back to this process, and a ping a second looks for Redis's return. */
+  #wentDown(error: Error): void {
+    if (this.#down) return;
+    this.#down = true;
+    this.#known.clear();
+    this.#events.unavailable(error);
+    this.#probe = setInterval(() => {
+      this.#redis.ping().then(
+        () => {
+          if (!this.#down) return;
+          this.#down = false;
+          clearInterval(this.#probe);
+          this.#probe = undefined;
+          this.#events.recovered();
+        },
+        () => undefined,
+      );
+    }, PROBE_MS);
+    this.#probe.unref();
+  }
+
+  /** Whether takes are counted in Redis now (false while it is away). */
+  get shared(): boolean {
+    return !this.#down;
   }
 
   /** For readiness: Redis answers now. */
@@ -195,6 +222,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#probe);
     this.#redis.disconnect();
   }
 }

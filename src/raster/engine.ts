@@ -1,5 +1,6 @@
 import gdal from 'gdal-async';
 import type { Asset } from '../catalogue/survey.js';
+import { NadirError } from '../errors.js';
 import type { Aoi } from '../geo/aoi.js';
 import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
 import { filesForBox, type LaidOutAsset } from '../geo/asset-layout.js';
@@ -75,8 +76,8 @@ export interface ChangeRenderResult {
 }
 
 export interface RasterEngineOptions {
-  /** Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/). */
-  storage: Pick<SurveyStorage, 'gdalPath'>;
+  /** Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/); `ping` tells a storage outage from a bug. */
+  storage: Pick<SurveyStorage, 'gdalPath' | 'ping'>;
   tuning?: Partial<GdalTuning>;
   encoding?: Partial<PictureEncoding>;
   /** `budget` is bytes of working memory (see `workingBytesPerPixel`). */
@@ -147,6 +148,8 @@ export class RasterEngine {
       const { body, heightRange, empty } = await this.#render(asset, grid, aoi, format, request.checkEmpty ?? false);
       const timings = { queueMs: started - queued, renderMs: performance.now() - started };
       return { body, contentType: CONTENT_TYPE[format], fileExtension: format, grid, heightRange, empty, timings };
+    } catch (error) {
+      throw await this.#blame(error, [asset.uri]);
     } finally {
       permit.release();
     }
@@ -182,6 +185,8 @@ export class RasterEngine {
         result = { grid, file: { body, contentType: CONTENT_TYPE[format], fileExtension: format }, empty: false };
       }
       return { ...result, timings: { queueMs: started - queued, renderMs: performance.now() - started } };
+    } catch (error) {
+      throw await this.#blame(error, [request.after.uri, request.before.uri]);
     } finally {
       await scratch.releaseAll();
       permit.release();
@@ -201,6 +206,8 @@ export class RasterEngine {
     const permit = await this.admission.acquire(this.cost('change', 'tif', grid.size), signal);
     try {
       return await this.#heightChange(after, before, grid);
+    } catch (error) {
+      throw await this.#blame(error, [after.uri, before.uri]);
     } finally {
       permit.release();
     }
@@ -217,6 +224,23 @@ export class RasterEngine {
     } finally {
       for (const result of opened) if (result.status === 'fulfilled') result.value.close();
     }
+  }
+
+  /**
+   * What a failed render is answered with. GDAL reads remote files itself, and when the storage
+   * goes away mid-render it fails a read with a message that names nothing (or nothing at all):
+   * if the storage does not answer now either, that is the cause, and the request gets
+   * STORAGE_UNAVAILABLE (503, Retry-After) instead of a 500; the log keeps GDAL's words.
+   */
+  async #blame(error: unknown, uris: string[]): Promise<unknown> {
+    if (error instanceof NadirError) return error;
+    try {
+      await this.#storage.ping();
+    } catch (cause) {
+      const reason = error instanceof Error && error.message ? error.message : 'a read failed';
+      return storageUnavailable(uris.join(', '), new Error(`${reason}; storage: ${(cause as Error).message}`));
+    }
+    return error;
   }
 
   /**

@@ -36,7 +36,10 @@ export function gdalStorageSettings(config: StorageConfig): Record<string, strin
     GDAL_HTTP_MERGE_CONSECUTIVE_RANGES: 'YES',
     GDAL_HTTP_TIMEOUT: String(Math.max(1, Math.ceil(config.timeoutMs / 1000))),
     GDAL_HTTP_CONNECTTIMEOUT: '3',
+    // One retry for a store's 429/5xx, soon: GDAL's default delay (30 s) made a read of a hung
+    // store take 36 s where NADIR_STORAGE_TIMEOUT_MS said 3; nadir answers 503 + Retry-After.
     GDAL_HTTP_MAX_RETRY: '1',
+    GDAL_HTTP_RETRY_DELAY: '0.5',
     VSI_CACHE: 'TRUE',
   };
   if (config.kind === 'http') return remote;

@@ -127,7 +127,12 @@ describe('HTTP foundation', () => {
 
   it('/health, /ready and /version answer', async () => {
     assert.deepEqual(await (await api.get('/health')).json(), { status: 'ok' });
-    assert.deepEqual(await (await api.get('/ready')).json(), { status: 'ready', rateLimits: 'shared' });
+    assert.deepEqual(await (await api.get('/ready')).json(), {
+      status: 'ready',
+      database: 'up',
+      storage: 'up',
+      rateLimits: 'shared',
+    });
     const version = (await (await api.get('/version')).json()) as Record<string, string>;
     assert.equal(version.name, 'nadir');
     assert.match(version.version ?? '', /^\d+\.\d+\.\d+/);
@@ -242,6 +247,11 @@ describe('HTTP foundation: failures and logs', () => {
     const body = await errorBody(response);
     assert.equal(response.status, 503);
     assert.equal(body.code, 'NOT_READY');
+    assert.equal(
+      (body as unknown as { engines: { database: string } }).engines.database,
+      'down',
+      'it says which engine',
+    );
     assert.ok(response.headers.get('retry-after'));
     assert.equal((await api.get('/health')).status, 200);
   });

@@ -31,6 +31,7 @@ describe('parseConfig defaults', () => {
       database: { engine: 'sqlite', path: join(cwd, 'data', 'nadir.sqlite') },
       storage: { kind: 'local', root: join(cwd, 'data') },
       redisUrl: undefined,
+      redisTimeoutMs: 50,
       serverId: config.serverId,
       host: '0.0.0.0',
       port: 8080,
@@ -140,7 +141,11 @@ describe('parseConfig overrides', () => {
       'postgres://nadir@db.internal:5432/nadir',
       'postgresql://u:secret@10.0.0.5/imagery?sslmode=require',
     ]) {
-      assert.deepEqual(parseConfig({ NADIR_DATABASE: url }, cwd).database, { engine: 'postgres', url });
+      assert.deepEqual(parseConfig({ NADIR_DATABASE: url }, cwd).database, {
+        engine: 'postgres',
+        url,
+        timeoutMs: 2000,
+      });
     }
   });
 

@@ -13,6 +13,8 @@ import { type RedisServer, SKIP_REDIS, startRedis } from '../support/servers.js'
 
 const START = 1_800_000_000; // a multiple of 60 (and of 3600)
 const at = (seconds: number) => new Date(seconds * 1000);
+/** NADIR_REDIS_TIMEOUT_MS's default. */
+const TIMEOUT_MS = 50;
 const quiet = { unavailable: () => undefined, recovered: () => undefined };
 
 interface Implementation {
@@ -41,7 +43,7 @@ const implementations: Implementation[] = [
   {
     name: 'RedisRateLimiter',
     skip: SKIP_REDIS,
-    make: async () => RedisRateLimiter.connect((redis as RedisServer).url, quiet),
+    make: async () => RedisRateLimiter.connect((redis as RedisServer).url, quiet, TIMEOUT_MS),
   },
 ];
 
@@ -99,8 +101,8 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
   it('two servers share one window: exactly the limit between them', async () => {
     const server = redis as RedisServer;
     const [one, two] = [
-      await RedisRateLimiter.connect(server.url, quiet),
-      await RedisRateLimiter.connect(server.url, quiet),
+      await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS),
+      await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS),
     ];
     const k = `shared-${++keySpace}`;
     const decisions = await Promise.all(
@@ -113,7 +115,7 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
 
   it('sends the takes of one key that arrive in one turn as one command, each still exactly placed', async () => {
     const server = redis as RedisServer;
-    const limiter = await RedisRateLimiter.connect(server.url, quiet);
+    const limiter = await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS);
     const probe = new Redis(server.url);
     const scripted = async () => {
       const stats = await probe.info('commandstats');
@@ -138,7 +140,7 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
 
   it('far from the limit a take is decided without waiting for Redis, and still counted there', async () => {
     const server = redis as RedisServer;
-    const limiter = await RedisRateLimiter.connect(server.url, quiet);
+    const limiter = await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS);
     const probe = new Redis(server.url);
     const k = `local-${++keySpace}`;
     const counter = `nadir:tiles:${k}:60:${START}`;
@@ -165,8 +167,8 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
   it('near the limit every take waits for its place: two servers taking in turn admit exactly the limit', async () => {
     const server = redis as RedisServer;
     const [one, two] = [
-      await RedisRateLimiter.connect(server.url, quiet),
-      await RedisRateLimiter.connect(server.url, quiet),
+      await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS),
+      await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS),
     ];
     const k = `turns-${++keySpace}`;
     let allowed = 0;
@@ -183,16 +185,27 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
   it('while Redis is down each server counts alone and says so once; shared again when it is back', async () => {
     const server = redis as RedisServer;
     const events: string[] = [];
-    const limiter = await RedisRateLimiter.connect(server.url, {
-      unavailable: () => events.push('unavailable'),
-      recovered: () => events.push('recovered'),
-    });
+    const limiter = await RedisRateLimiter.connect(
+      server.url,
+      {
+        unavailable: () => events.push('unavailable'),
+        recovered: () => events.push('recovered'),
+      },
+      TIMEOUT_MS,
+    );
     const k = `outage-${++keySpace}`;
     assert.equal((await limiter.take(k, 2, 60, at(START))).remaining, 1, 'counted in Redis');
     await server.pause();
     try {
       const during = [];
-      for (let i = 0; i < 3; i++) during.push(await limiter.take(k, 2, 60, at(START)));
+      const waited: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        during.push(await limiter.take(k, 2, 60, at(START)));
+        waited.push(performance.now() - started);
+      }
+      // Refused connections fail at once; after the first, takes do not even ask.
+      assert.ok(Math.max(...waited) < 50, `${waited.join(', ')} ms`);
       // The process's own counters: a fresh window of 2 here, whatever Redis had counted.
       assert.deepEqual(
         during.map((d) => d.allowed),
@@ -216,8 +229,45 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     await limiter.close();
   });
 
+  it('a Redis that hangs (SIGSTOP) costs one take its timeout; the rest are decided at once; back after SIGCONT', async () => {
+    const server = redis as RedisServer;
+    const events: string[] = [];
+    const limiter = await RedisRateLimiter.connect(
+      server.url,
+      { unavailable: () => events.push('unavailable'), recovered: () => events.push('recovered') },
+      TIMEOUT_MS,
+    );
+    const k = `hung-${++keySpace}`;
+    try {
+      // A limit within the local margin: every take asks Redis (far from it, none waits anyway).
+      assert.equal((await limiter.take(k, 5, 60, at(START))).remaining, 4);
+      server.freeze();
+      const waited: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        await limiter.take(k, 5, 60, at(START));
+        waited.push(performance.now() - started);
+      }
+      const [first, ...rest] = waited as [number, ...number[]];
+      assert.ok(first >= TIMEOUT_MS * 0.8 && first < 1_000, `the first waited ${first.toFixed(1)} ms`);
+      assert.ok(Math.max(...rest) < 10, `the rest waited up to ${Math.max(...rest).toFixed(1)} ms`);
+      assert.deepEqual(events, ['unavailable']);
+    } finally {
+      server.thaw();
+    }
+    const deadline = Date.now() + 5_000;
+    while (!events.includes('recovered') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.deepEqual(events, ['unavailable', 'recovered'], 'a ping a second finds it back');
+    await limiter.close();
+  });
+
   it('a server configured for a Redis it cannot reach fails at start', async () => {
     const server = redis as RedisServer;
-    await assert.rejects(RedisRateLimiter.connect(`redis://127.0.0.1:${server.port + 1}`, quiet), /Cannot reach Redis/);
+    await assert.rejects(
+      RedisRateLimiter.connect(`redis://127.0.0.1:${server.port + 1}`, quiet, TIMEOUT_MS),
+      /Cannot reach Redis/,
+    );
   });
 });

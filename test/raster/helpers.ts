@@ -26,8 +26,9 @@ export async function ingestRealSurvey(
 }
 
 /** The survey storage of a test's data folder (`<dir>/data`), where ingestRealSurvey puts the COGs. */
-export function storageIn(dir: () => TempDir): Pick<LocalStorage, 'gdalPath'> {
-  return { gdalPath: (location) => new LocalStorage(join(dir().path, 'data')).gdalPath(location) };
+export function storageIn(dir: () => TempDir): Pick<LocalStorage, 'gdalPath' | 'ping'> {
+  const storage = () => new LocalStorage(join(dir().path, 'data'));
+  return { gdalPath: (location) => storage().gdalPath(location), ping: () => storage().ping() };
 }
 
 /** The local path of an asset's COG ingested under `dir`. */

@@ -202,6 +202,37 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
     assert.ok(elapsed < 5_000, `answered in ${Math.round(elapsed)} ms`);
   });
 
+  it('the S3 server killed: a raster read mid-way is 503 STORAGE_UNAVAILABLE, /ready names the storage; back when it is', async () => {
+    const api = bucket;
+    const download = async (radius: number) => {
+      const coverage = await api.get(
+        `/staticmap/v2/coverage.json?apikey=${keys.get(api)}&point=${POINT.lon},${POINT.lat}&radius=${radius}&resources=Vert`,
+      );
+      const token = ((await coverage.json()) as { transactionToken: string }).transactionToken;
+      return api.get(
+        `/staticmap/v2/surveys/${SURVEY_ID}/Vert.png?transactionToken=${encodeURIComponent(token)}&point=${POINT.lon},${POINT.lat}&radius=${radius}&size=200x200`,
+      );
+    };
+    // GDAL has the file open before (its header cached): the outage meets it in the pixels' reads.
+    assert.equal((await download(10)).status, 200);
+    await s3.halt();
+    try {
+      const response = await download(45);
+      const body = (await response.json()) as { code: string };
+      assert.equal(response.status, 503, JSON.stringify(body));
+      assert.equal(body.code, 'STORAGE_UNAVAILABLE');
+      assert.ok(Number(response.headers.get('retry-after')) >= 1);
+      const ready = await api.get('/ready');
+      assert.equal(ready.status, 503);
+      assert.equal(((await ready.json()) as { engines: { storage: string } }).engines.storage, 'down');
+    } finally {
+      await s3.restart();
+    }
+    assert.equal((await download(46)).status, 200);
+    assert.equal((await api.get('/ready')).status, 200);
+    assert.ok(!api.logs.some((line) => line.includes('"statusCode":500')), 'no 500 logged');
+  });
+
   it('an ingest into the bucket killed in the middle leaves nothing visible; a re-run completes; gc clears the rest', async () => {
     const id = '6f5e4d3c-2b1a-4f0e-9d8c-7b6a5f4e3d2c';
     const big = join(scratch.path, 'big.tif');

@@ -73,6 +73,12 @@ export interface PostgresServer {
   createDatabase(name: string): Promise<string>;
   /** SQL run as the superuser with psql, for a test's own checks. */
   psql(database: string, sql: string): Promise<string>;
+  /** An immediate shutdown, keeping the data and the port, until `restart`. */
+  halt(): Promise<void>;
+  restart(): Promise<void>;
+  /** SIGSTOP to the server and its backends: connections stay open, nothing answers, until `thaw`. */
+  freeze(): Promise<void>;
+  thaw(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,31 +100,40 @@ export async function startPostgres(): Promise<PostgresServer> {
   });
   const port = await freePort();
   let output = '';
-  const child = spawn(
-    join(PG_BIN, 'postgres'),
-    [
-      '-D',
-      join(dir, 'data'),
-      '-p',
-      String(port),
-      '-k',
-      dir,
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-      '-c',
-      'max_connections=200',
-    ],
-    { ...serverOptions, ...user, cwd: dir },
-  );
-  running.add(child);
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
+  let child: ChildProcess;
+  const start = () => {
+    child = spawn(
+      join(PG_BIN, 'postgres'),
+      [
+        '-D',
+        join(dir, 'data'),
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=200',
+      ],
+      { ...serverOptions, ...user, cwd: dir },
+    );
+    running.add(child);
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+  };
+  start();
+  /** Every process of the server: the postmaster and its backends. */
+  const signalAll = async (signal: 'SIGSTOP' | 'SIGCONT') => {
+    child.kill(signal);
+    await run('pkill', [`-${signal.slice(3)}`, '-P', String(child.pid)]).catch(() => undefined);
+  };
   const psql = async (database: string, sql: string) =>
     (
       await run('psql', [
@@ -140,14 +155,27 @@ export async function startPostgres(): Promise<PostgresServer> {
         sql,
       ])
     ).stdout.trim();
-  await waitFor(
-    'postgres',
-    async () => (await psql('postgres', 'SELECT 1')) === '1',
-    child,
-    () => output,
-  );
+  const ready = () =>
+    waitFor(
+      'postgres',
+      async () => (await psql('postgres', 'SELECT 1')) === '1',
+      child,
+      () => output,
+    );
+  await ready();
   return {
     port,
+    async halt() {
+      // SIGQUIT: immediate shutdown (pg_ctl stop -m immediate): connections cut, no checkpoint.
+      await stopChild(child, 'SIGQUIT');
+      running.delete(child);
+    },
+    async restart() {
+      start();
+      await ready();
+    },
+    freeze: () => signalAll('SIGSTOP'),
+    thaw: () => signalAll('SIGCONT'),
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     async createDatabase(name) {
       await psql('postgres', `CREATE DATABASE "${name}"`);
@@ -155,6 +183,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
     psql,
     async stop() {
+      await signalAll('SIGCONT');
       // SIGINT: PostgreSQL's fast shutdown (clients are disconnected, no wait for them).
       await stopChild(child, 'SIGINT');
       running.delete(child);
@@ -170,6 +199,9 @@ export interface RedisServer {
   pause(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   resume(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing answers (a hung server), until `thaw`. */
+  freeze(): void;
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -203,7 +235,10 @@ export async function startRedis(): Promise<RedisServer> {
     url: `redis://127.0.0.1:${port}`,
     pause: halt,
     resume: start,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
     async stop() {
+      if (child) child.kill('SIGCONT');
       await halt();
       await rm(dir, { recursive: true, force: true });
     },
@@ -277,6 +312,12 @@ export interface S3Server {
   endpoint: string;
   /** The environment a nadir process needs to reach it (s3rver's fixed keys). */
   env: NodeJS.ProcessEnv;
+  /** Killed (SIGKILL), keeping its objects and port, until `restart`. */
+  halt(): Promise<void>;
+  restart(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing answers, until `thaw`. */
+  freeze(): void;
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -288,22 +329,25 @@ export async function startS3(...buckets: string[]): Promise<S3Server> {
   const dir = await mkdtemp(join(tmpdir(), 'nadir-s3-'));
   const port = await freePort();
   let output = '';
-  const child = spawn(
-    process.execPath,
-    [join(import.meta.dirname, 's3rver-process.mjs'), dir, String(port), ...buckets],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  running.add(child);
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  await waitFor(
-    's3rver',
-    async () => output.includes('listening'),
-    child,
-    () => output,
-  );
+  let child: ChildProcess;
+  const start = async () => {
+    const started = spawn(
+      process.execPath,
+      [join(import.meta.dirname, 's3rver-process.mjs'), dir, String(port), ...buckets],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child = started;
+    running.add(started);
+    started.stdout?.on('data', (chunk) => (output += chunk));
+    started.stderr?.on('data', (chunk) => (output += chunk));
+    await waitFor(
+      's3rver',
+      async () => output.includes(`listening`),
+      started,
+      () => output,
+    );
+  };
+  await start();
   const endpoint = `http://127.0.0.1:${port}`;
   return {
     port,
@@ -315,7 +359,18 @@ export async function startS3(...buckets: string[]): Promise<S3Server> {
       AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },
+    async halt() {
+      await stopChild(child, 'SIGKILL');
+      running.delete(child);
+    },
+    async restart() {
+      output = '';
+      await start();
+    },
+    freeze: () => child.kill('SIGSTOP'),
+    thaw: () => child.kill('SIGCONT'),
     async stop() {
+      child.kill('SIGCONT');
       await stopChild(child, 'SIGTERM');
       running.delete(child);
       await rm(dir, { recursive: true, force: true });

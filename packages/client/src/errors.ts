@@ -51,6 +51,14 @@ export class NadirNetworkError extends Error {
   override readonly name = 'NadirNetworkError';
 }
 
+/**
+ * The server answered 2xx with something the API does not describe (a page that is no item
+ * collection, links that are no list), or kept sending pages past the caller's cap.
+ */
+export class NadirProtocolError extends Error {
+  override readonly name = 'NadirProtocolError';
+}
+
 /** A call's arguments were wrong before anything was sent. */
 export class NadirUsageError extends Error {
   override readonly name = 'NadirUsageError';

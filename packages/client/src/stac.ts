@@ -5,7 +5,7 @@
  * as STAC clients do, rather than by computing offsets: the link is the API's paging contract.
  */
 import { checkPoint } from './area.js';
-import { NadirUsageError } from './errors.js';
+import { NadirProtocolError, NadirUsageError } from './errors.js';
 import { type CallOptions, checkSurveyId, type Transport } from './requests.js';
 
 export interface StacLink {
@@ -89,7 +89,15 @@ export interface StacSearchOptions extends CallOptions {
   ids?: string[];
   /** Items per page, 1..1000 (the server's default is 10). */
   limit?: number;
+  /**
+   * Pages followed at most (default 1,000): past it, NadirProtocolError rather than an endless
+   * walk of a server whose `next` links never end.
+   */
+  maxPages?: number;
 }
+
+/** How many pages a walk follows unless told otherwise. */
+export const DEFAULT_MAX_PAGES = 1_000;
 
 const DATETIME = /^(\.\.|\d{4}-\d{2}-\d{2}T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/i;
 
@@ -164,18 +172,44 @@ export async function* stacPages(
 ): AsyncGenerator<StacItemCollection> {
   let url = path;
   let params = stacSearchParameters(options);
+  const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
+  if (!Number.isInteger(maxPages) || maxPages < 1) throw new NadirUsageError('maxPages must be a whole number >= 1');
   const seen = new Set<string>();
-  for (;;) {
-    const page = (await (await transport.get(url, params, true, options.signal)).json()) as StacItemCollection;
+  for (let pages = 1; ; pages++) {
+    const page = itemCollection(await (await transport.get(url, params, true, options.signal)).json(), url);
     yield page;
     const next = page.links?.find((link) => link.rel === 'next');
     if (!next || page.features.length === 0) return;
+    if (pages >= maxPages) {
+      throw new NadirProtocolError(
+        `stopped after ${maxPages} pages: the server's next links go on (raise maxPages to follow more)`,
+      );
+    }
     // A server repeating a link would make this loop forever; a client must not trust that it won't.
     if (seen.has(next.href)) throw new NadirUsageError("the server's next link repeats an earlier page's");
     seen.add(next.href);
     url = next.href;
     params = new URLSearchParams();
   }
+}
+
+/** `body` as an ItemCollection, or a NadirProtocolError saying what is wrong with it. */
+function itemCollection(body: unknown, url: string): StacItemCollection {
+  const where = url.split('?')[0];
+  const wrong = (what: string) =>
+    new NadirProtocolError(`the STAC page from ${where} is not an item collection: ${what}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw wrong('not a JSON object');
+  const page = body as Record<string, unknown>;
+  if (!Array.isArray(page.features)) throw wrong('"features" is not a list');
+  if (page.links !== undefined) {
+    if (!Array.isArray(page.links)) throw wrong('"links" is not a list');
+    for (const link of page.links as unknown[]) {
+      const l = link as Record<string, unknown> | null;
+      if (typeof l !== 'object' || l === null || typeof l.rel !== 'string' || typeof l.href !== 'string')
+        throw wrong('a link lacks "rel" or "href"');
+    }
+  }
+  return body as StacItemCollection;
 }
 
 export async function* stacItemsOf(pages: AsyncGenerator<StacItemCollection>): AsyncGenerator<StacItem> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NadirClient } from '../src/client.js';
-import { NadirApiError, NadirUsageError } from '../src/errors.js';
+import { NadirApiError, NadirProtocolError, NadirUsageError } from '../src/errors.js';
 import { fakeFetch, fakeTime, json } from './fake-fetch.js';
 
 function client(fetch: typeof globalThis.fetch, extra: Partial<ConstructorParameters<typeof NadirClient>[0]> = {}) {
@@ -164,5 +164,52 @@ describe('STAC', () => {
       ],
     );
     assert.ok(server.calls.every((c) => c.url.searchParams.get('apikey') === 'key-1'));
+  });
+
+  test('a server whose next links never end is followed up to maxPages, then a NadirProtocolError', async () => {
+    const endless = fakeFetch((url, n) =>
+      json(200, {
+        type: 'FeatureCollection',
+        features: [item(`i${n}`)],
+        links: [{ rel: 'next', href: `http://nadir.test/stac/v1/search?page=${n + 1}${url.search ? '' : ''}` }],
+      }),
+    );
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const found of client(endless.fetch).stacSearch({ maxPages: 5 })) seen.push(found.id);
+      })(),
+      (error: Error) => error instanceof NadirProtocolError && /stopped after 5 pages/.test(error.message),
+    );
+    assert.deepEqual(seen, ['i1', 'i2', 'i3', 'i4', 'i5']);
+    assert.equal(endless.calls.length, 5);
+    // The default cap is there without asking for it.
+    const cap = fakeFetch((_, n) =>
+      json(200, { features: [item(`j${n}`)], links: [{ rel: 'next', href: `http://nadir.test/p${n + 1}` }] }),
+    );
+    await assert.rejects(
+      (async () => {
+        for await (const _ of client(cap.fetch).stacSearch()) void _;
+      })(),
+      /stopped after 1000 pages/,
+    );
+    assert.equal(cap.calls.length, 1000);
+    await assert.rejects(client(endless.fetch).stacSearch({ maxPages: 0 }).next(), NadirUsageError);
+  });
+
+  test('a malformed page is a NadirProtocolError that says what is wrong, not a TypeError', async () => {
+    for (const [body, what] of [
+      [{ features: [], links: {} }, /"links" is not a list/],
+      [{ features: {} }, /"features" is not a list/],
+      [[], /not a JSON object/],
+      [{ features: [item('a')], links: [{ rel: 'next' }] }, /lacks "rel" or "href"/],
+    ] as const) {
+      const server = fakeFetch(() => json(200, body));
+      await assert.rejects(
+        client(server.fetch).stacSearch().next(),
+        (error: Error) => error instanceof NadirProtocolError && what.test(error.message),
+        JSON.stringify(body),
+      );
+    }
   });
 });

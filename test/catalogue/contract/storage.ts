@@ -42,6 +42,21 @@ export function storageCases(subject: CatalogueSubject): void {
       assert.equal((await catalogue.search(everything)).total, 2);
     });
 
+    it('an id no engine can hold (NUL, a lone surrogate) names no survey, on every engine alike', async () => {
+      const catalogue = await subject.fresh();
+      await catalogue.put(survey('s1'));
+      for (const id of ['s1\0', 'a\u0000b', '\uD800', 's1\uDC00', `${'x'.repeat(300)}\0`]) {
+        assert.equal(await catalogue.get(id), undefined, JSON.stringify(id));
+        assert.equal(await catalogue.delete(id), false);
+        await assert.rejects(catalogue.put(survey(id)), { code: 'INVALID_PARAMETER' });
+        await assert.rejects(catalogue.reserveVersion(id), { code: 'INVALID_PARAMETER' });
+      }
+      // A well-formed pair is a character like any other.
+      await catalogue.put(survey('s\uD83D\uDE00'));
+      assert.equal((await catalogue.get('s\uD83D\uDE00'))?.id, 's\uD83D\uDE00');
+      assert.equal(await catalogue.count(), 2);
+    });
+
     it('rejects a footprint with a non-finite coordinate (it could not be stored exactly)', async () => {
       const catalogue = await subject.fresh();
       const footprint = rectFootprint(box(10, 44, 10.01, 44.01));

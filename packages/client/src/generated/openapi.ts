@@ -89,8 +89,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: the database and the data folder are reachable; says whether the rate-limit store is
-         * @description A Redis outage leaves the server ready (tile rate limits are then counted by each server alone, docs/deploy.md), so `rateLimits` says `degraded`; a database or data folder out of reach is 503.
+         * Readiness: each engine the server needs, and whether it can serve
+         * @description Each engine: `database` (the catalogue and accounts), `storage` (survey files and the data folder), `rateLimits` (`shared` through Redis, or `degraded`: each server counts alone, docs/deploy.md). A Redis outage leaves the server ready; a database or storage out of reach is 503 NOT_READY, whose body names the engines too.
          */
         get: {
             parameters: {
@@ -110,6 +110,10 @@ export interface paths {
                         "application/json": {
                             /** @enum {string} */
                             status: "ready";
+                            /** @enum {string} */
+                            database: "up" | "down";
+                            /** @enum {string} */
+                            storage: "up" | "down";
                             /** @enum {string} */
                             rateLimits: "shared" | "degraded";
                         };
