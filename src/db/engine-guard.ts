@@ -108,10 +108,11 @@ export class EngineGuard {
     }
   }
 
-  /** Seconds until a probe may go through (at least 1). */
+  /** Seconds until a probe may go through (a whole open period when it is not open yet; at least 1). */
   #retryAfter(): number {
-    const openFor = this.#openedAt === undefined ? 0 : this.#options.openMs - (this.#now() - this.#openedAt);
-    return Math.max(1, Math.ceil(Math.max(openFor, this.#options.openMs) / 1000));
+    const ms =
+      this.#openedAt === undefined ? this.#options.openMs : this.#options.openMs - (this.#now() - this.#openedAt);
+    return Math.max(1, Math.ceil(ms / 1000));
   }
 
   #refusal(): NadirError {

@@ -68,7 +68,7 @@ describe('EngineGuard', () => {
     now.ms = 1_500;
     const early = await refused(g.run(counted));
     assert.equal(called, 0, 'an open breaker does not call the engine');
-    assert.equal(early.details.retryAfter, 2);
+    assert.equal(early.details.retryAfter, 1, 'half a second left of the open period');
     now.ms = 2_100;
     assert.equal(g.state, 'half-open');
     // One probe at a time: a second call while the probe is out is refused.
