@@ -100,11 +100,11 @@ export class EngineGuard {
   #failed(error: unknown): void {
     this.#lastError = error;
     this.#failures++;
-    const reopen = this.#openedAt !== undefined;
-    if (reopen || this.#failures >= this.#options.failuresToOpen) {
-      const first = this.#openedAt === undefined;
+    // A failed probe opens it again for a whole period; closed, it takes failuresToOpen in a row.
+    const wasOpen = this.#openedAt !== undefined;
+    if (wasOpen || this.#failures >= this.#options.failuresToOpen) {
       this.#openedAt = this.#now();
-      if (first) this.#options.onOpen?.(error);
+      if (!wasOpen) this.#options.onOpen?.(error);
     }
   }
 

@@ -211,11 +211,6 @@ export class RedisRateLimiter implements RateLimiter {
     this.#probe.unref();
   }
 
-  /** Whether takes are counted in Redis now (false while it is away). */
-  get shared(): boolean {
-    return !this.#down;
-  }
-
   /** For readiness: Redis answers now. */
   async ping(): Promise<void> {
     await this.#redis.ping();
