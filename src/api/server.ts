@@ -109,8 +109,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   registerTileRoutes(app, { keys: accounts, tiles, clock });
   registerChangeTileRoute(app, { keys: accounts, tiles, changeTiles, clock });
   const { publicUrl } = config;
-  await registerStacRoutes(app, { keys: accounts, catalogue, publicUrl });
-  registerTileJsonRoute(app, { keys: accounts, catalogue, clock, publicUrl });
+  await registerStacRoutes(app, { keys: accounts, tiles, catalogue, publicUrl });
+  registerTileJsonRoute(app, { keys: accounts, tiles, catalogue, clock, publicUrl });
   registerWmtsRoutes(app, { keys: accounts, catalogue, tiles, clock, publicUrl });
   await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
   await registerOpenApiRoutes(app);

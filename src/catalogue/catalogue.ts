@@ -51,6 +51,62 @@ export interface RetiredFile {
   retiredAt: string;
 }
 
+/**
+ * A walk through the surveys a search matches, in its order, from a place in that order: how
+ * STAC pages by keyset, so a page deep in 100,000 surveys costs what the first one does.
+ */
+export interface SurveyWalk
+  extends Pick<SurveySearch, 'area' | 'since' | 'until' | 'types' | 'typeMatch' | 'tags' | 'order'> {
+  /** Only surveys after this one in `order` (absent: from the start). */
+  after?: SurveyOrderKey;
+  /** Surveys to return at most. */
+  limit: number;
+  /**
+   * A further test on each survey (STAC's exact `datetime` and `intersects`), and how many
+   * surveys the walk may examine before it stops with a short page and a place to resume: a
+   * page's cost stays bounded however rare the surveys passing it are.
+   */
+  keep?: (survey: Survey) => boolean;
+  maxExamined?: number;
+}
+
+export interface SurveyWalkPage {
+  surveys: Survey[];
+  /** Where the next page begins (after the last survey examined); absent when nothing is left. */
+  resume?: SurveyOrderKey;
+}
+
+/**
+ * A maintained aggregate of the catalogue: the surveys of one content type (`''`: any) with one
+ * tag (`''`: any tags) captured on one date. Kept exact by every put and delete, so layer and
+ * collection extents are read from a few thousand of these, never from the surveys.
+ */
+export interface SurveyGroup {
+  type: ContentType | '';
+  tag: string;
+  captureDate: string;
+  surveys: number;
+  /** WGS84 box of the footprints. */
+  bounds: Bounds;
+  firstPhotoTime: string;
+  lastPhotoTime: string;
+  /** The type's coarsest and deepest zoom among the surveys (0 for type `''`). */
+  minZoom: number;
+  maxZoom: number;
+}
+
+export interface GroupQuery {
+  type?: ContentType;
+  /** Inclusive `YYYY-MM-DD` bounds on captureDate. */
+  since?: string;
+  until?: string;
+  /**
+   * `none`: the groups of every survey (tag `''`); `all`: those and every tag's; a list of
+   * patterns (as TagFilter.include): the groups of the tags they match.
+   */
+  tags: 'none' | 'all' | readonly string[];
+}
+
 export interface SurveyPage<V extends SurveyView = 'document'> {
   surveys: (V extends 'listing' ? SurveyListing : Survey)[];
   total: number;
@@ -81,6 +137,10 @@ export interface SurveyCatalogue {
   /** Forgets retired files once they are deleted from storage. */
   forgetRetired(locations: readonly string[]): Promise<void>;
   search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>>;
+  /** The next surveys after a place in the order (keyset paging); no total is counted. */
+  walk(query: SurveyWalk): Promise<SurveyWalkPage>;
+  /** The maintained aggregates the query selects, newest date first (see SurveyGroup). */
+  groups(query: GroupQuery): Promise<SurveyGroup[]>;
   /** Every file location the catalogue references, so storage can remove what nothing references. */
   referencedFiles(): Promise<Set<string>>;
   count(): Promise<number>;
@@ -105,8 +165,13 @@ export function compareNewestFirst(a: SurveyOrderKey, b: SurveyOrderKey): number
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
+/** The first of two places in `order` (newest first unless `oldest`): negative when `a` comes first. */
+export function compareInOrder(a: SurveyOrderKey, b: SurveyOrderKey, order: 'newest' | 'oldest' = 'newest'): number {
+  return order === 'oldest' ? compareNewestFirst(b, a) : compareNewestFirst(a, b);
+}
+
 /** `disaster` matches every `disaster:*` tag; `disaster:fire` matches only itself. */
-function tagMatches(tag: string, pattern: string): boolean {
+export function tagMatches(tag: string, pattern: string): boolean {
   if (tag === pattern) return true;
   return !pattern.includes(':') && tag.startsWith(`${pattern}:`);
 }

@@ -51,6 +51,25 @@ export function unpackFootprint(bytes: Uint8Array): MultiPolygon {
   return mp;
 }
 
+/** The footprint's box as [minX, minY, maxX, maxY] (every ring's points; holes lie inside anyway). */
+export function packedBounds(f: Float64Array): [number, number, number, number] {
+  const box: [number, number, number, number] = [Infinity, Infinity, -Infinity, -Infinity];
+  let o = 0;
+  for (let polygons = f[o++] as number; polygons > 0; polygons--) {
+    for (let rings = f[o++] as number; rings > 0; rings--) {
+      for (let points = f[o++] as number; points > 0; points--, o += 2) {
+        const x = f[o] as number;
+        const y = f[o + 1] as number;
+        if (x < box[0]) box[0] = x;
+        if (y < box[1]) box[1] = y;
+        if (x > box[2]) box[2] = x;
+        if (y > box[3]) box[3] = y;
+      }
+    }
+  }
+  return box;
+}
+
 /** geo/polygon.ts `pointInRing` (even-odd) over the ring's `n` points starting at `start`. */
 function pointInRing(x: number, y: number, f: Float64Array, start: number, n: number): boolean {
   let inside = false;

@@ -4,17 +4,23 @@ import type { PostgresSql, PostgresTransaction } from '../db/postgres.js';
 import type { ChangeCount } from '../db/postgres-changes.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
 import {
-  compareNewestFirst,
+  compareInOrder,
+  type GroupQuery,
   type Reservation,
   type RetiredFile,
   type SurveyCatalogue,
+  type SurveyGroup,
+  type SurveyOrderKey,
   type SurveyPage,
   type SurveySearch,
   type SurveyView,
+  type SurveyWalk,
+  type SurveyWalkPage,
   type TagFilter,
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
+import { GROUP_COLUMNS, type GroupRow, groupTypeValues, splitPatterns, toGroup } from './survey-groups.js';
 import {
   assetLocations,
   type DocumentRow,
@@ -27,6 +33,7 @@ import {
   toSurvey,
   typeMask,
 } from './survey-rows.js';
+import { isAfter, orderKeyOf, walkSurveys } from './survey-walk.js';
 
 /**
  * The catalogue on PostgreSQL/PostGIS, for several servers sharing one database. Footprints are
@@ -73,8 +80,53 @@ export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
     // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
     `ALTER TABLE survey_versions ADD COLUMN reserved_at text;
      CREATE TABLE retired_files (location text COLLATE "C" PRIMARY KEY, retired_at text NOT NULL);`,
+    // Keyset paging walks this index in order (STAC pages deep in 100,000 surveys); layer and
+    // collection extents read the maintained groups (survey-groups.ts), built here for the
+    // surveys already there.
+    `CREATE INDEX surveys_newest ON surveys (capture_date DESC, last_photo_time DESC, id);
+     CREATE TABLE survey_groups (
+       content_type text COLLATE "C" NOT NULL,
+       tag text COLLATE "C" NOT NULL,
+       capture_date text COLLATE "C" NOT NULL,
+       surveys integer NOT NULL,
+       min_x double precision NOT NULL,
+       min_y double precision NOT NULL,
+       max_x double precision NOT NULL,
+       max_y double precision NOT NULL,
+       first_photo_time text COLLATE "C" NOT NULL,
+       last_photo_time text COLLATE "C" NOT NULL,
+       min_zoom integer NOT NULL,
+       max_zoom integer NOT NULL,
+       PRIMARY KEY (content_type, tag, capture_date)
+     );
+     ${postgresGroupsInsert('TRUE')}`,
   ],
 };
+
+/**
+ * Computes the groups of the surveys `where` selects (alias `s`), every content type and tag of
+ * each (`''` for any): boxes from the geometry, the first photo from the listing, zooms from the
+ * document, each parsed once per survey. A migration step runs it over every survey, `put` and
+ * `delete` over the dates they touched (`$1`), bulk loaders after loading. A survey listing a tag
+ * twice counts once.
+ */
+export function postgresGroupsInsert(where: string): string {
+  return `INSERT INTO survey_groups (${GROUP_COLUMNS})
+    SELECT t.name, g.tag, s.capture_date, count(DISTINCT s.id),
+      min(ST_XMin(s.footprint)), min(ST_YMin(s.footprint)), max(ST_XMax(s.footprint)), max(ST_YMax(s.footprint)),
+      min(j.first COLLATE "C"), max(s.last_photo_time),
+      coalesce(min(CASE WHEN t.bit = 0 THEN 0 ELSE (j.body -> 'assets' -> t.name ->> 'minZoom')::int END), 0),
+      coalesce(max(CASE WHEN t.bit = 0 THEN 0 ELSE (j.body -> 'assets' -> t.name ->> 'maxZoom')::int END), 0)
+    FROM surveys s
+    CROSS JOIN LATERAL (SELECT s.body::jsonb AS body, s.listing::jsonb ->> 'firstPhotoTime' AS first OFFSET 0) j
+    JOIN (VALUES ${groupTypeValues()}) AS t(name, bit) ON t.bit = 0 OR (s.type_mask & t.bit) <> 0
+    CROSS JOIN LATERAL unnest(array_append(s.tags, '')) AS g(tag)
+    WHERE ${where}
+    GROUP BY t.name, g.tag, s.capture_date`;
+}
+
+/** Candidates a small area may have for a walk to read them all at once rather than walk the order. */
+const WHOLE_AREA_CANDIDATES = 1000;
 
 /** A search's candidate: the order keys and packed footprint, and the document or the listing. */
 type CandidateRow = Pick<ListingRow, 'id' | 'captureDate' | 'lastPhotoTime'> &
@@ -114,7 +166,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
       body: documentJson(survey),
     };
     await this.#sql.begin(async (sql) => {
-      await this.#retire(sql, survey.id, new Set(assetLocations(survey)));
+      const previous = await this.#retire(sql, survey.id, new Set(assetLocations(survey)));
       await sql`
         INSERT INTO surveys (id, capture_date, last_photo_time, version, type_mask, tags, footprint, outline, listing, body)
         VALUES (${row.id}, ${row.capture_date}, ${row.last_photo_time}, ${row.version}, ${row.type_mask},
@@ -125,8 +177,22 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
       await sql`
         INSERT INTO survey_versions (id, last_version) VALUES (${row.id}, ${row.version})
         ON CONFLICT (id) DO UPDATE SET last_version = GREATEST(survey_versions.last_version, excluded.last_version)`;
+      await this.#regroup(sql, [row.capture_date, ...(previous ? [previous] : [])]);
     });
     await this.#changes.refresh();
+  }
+
+  /**
+   * Within put's or delete's transaction: the groups of these capture dates, computed again. A
+   * lock per date, so a put of another server on the same date computes after this commits and
+   * sees its survey (read committed: each statement sees what committed before it began).
+   */
+  async #regroup(sql: PostgresTransaction, dates: string[]): Promise<void> {
+    const unique = [...new Set(dates)].sort();
+    for (const date of unique)
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`nadir survey groups ${date}`}, 0))`;
+    await sql`DELETE FROM survey_groups WHERE capture_date = ANY(${unique}::text[])`;
+    await sql.unsafe(postgresGroupsInsert('s.capture_date = ANY($1::text[])'), [unique]);
   }
 
   async get(id: string): Promise<Survey | undefined> {
@@ -138,22 +204,30 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   async delete(id: string): Promise<boolean> {
     if (!storable(id)) return false;
     const deleted = await this.#sql.begin(async (sql) => {
-      await this.#retire(sql, id, new Set());
-      return sql`DELETE FROM surveys WHERE id = ${id}`;
+      const previous = await this.#retire(sql, id, new Set());
+      const result = await sql`DELETE FROM surveys WHERE id = ${id}`;
+      if (previous) await this.#regroup(sql, [previous]);
+      return result;
     });
     if (deleted.count > 0) await this.#changes.refresh();
     return deleted.count > 0;
   }
 
-  /** Within put's or delete's transaction: the survey's files that `kept` does not name are retired now. */
-  async #retire(sql: PostgresTransaction, id: string, kept: ReadonlySet<string>): Promise<void> {
-    const [row] = await sql<{ body: string }[]>`SELECT body FROM surveys WHERE id = ${id} FOR UPDATE`;
-    if (!row) return;
+  /**
+   * Within put's or delete's transaction: the survey's files that `kept` does not name are retired
+   * now. Returns the stored survey's capture date (undefined when there is none).
+   */
+  async #retire(sql: PostgresTransaction, id: string, kept: ReadonlySet<string>): Promise<string | undefined> {
+    const [row] = await sql<{ body: string; capture_date: string }[]>`
+      SELECT body, capture_date FROM surveys WHERE id = ${id} FOR UPDATE`;
+    if (!row) return undefined;
     const retired = assetLocations(JSON.parse(row.body) as Survey).filter((location) => !kept.has(location));
-    if (retired.length === 0) return;
-    await sql`
-      INSERT INTO retired_files (location, retired_at)
-      SELECT unnest(${retired}::text[]), ${this.#now().toISOString()} ON CONFLICT DO NOTHING`;
+    if (retired.length > 0) {
+      await sql`
+        INSERT INTO retired_files (location, retired_at)
+        SELECT unnest(${retired}::text[]), ${this.#now().toISOString()} ON CONFLICT DO NOTHING`;
+    }
+    return row.capture_date;
   }
 
   async retiredFiles(): Promise<RetiredFile[]> {
@@ -186,16 +260,8 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   }
 
   async search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>> {
-    const sql = this.#sql;
     const listing = query.view === 'listing';
-    const columns = listing ? sql`version, tags, listing` : sql`body`;
-    const rows = await sql<CandidateRow[]>`
-      SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, ${columns}
-      FROM surveys WHERE ${this.#where(query)}`;
-    const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
-    const matches = rows
-      .filter((row) => exact(query.area, footprintNumbers(row.outline)))
-      .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
+    const matches = await this.#matchingCandidates(query, listing ? 'listing' : 'document');
     const page = matches.slice(query.offset, query.offset + query.limit);
     const surveys = listing
       ? page.map((row) => toListing(row as ListingRow))
@@ -203,8 +269,98 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
     return { surveys, total: matches.length } as SurveyPage<V>;
   }
 
+  /** Every candidate of the area that passes every test, in the query's order (the GiST index first). */
+  async #matchingCandidates(
+    query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>,
+    view: SurveyView,
+  ): Promise<CandidateRow[]> {
+    const sql = this.#sql;
+    const columns = view === 'listing' ? sql`version, tags, listing` : sql`body`;
+    const rows = await sql<CandidateRow[]>`
+      SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, ${columns}
+      FROM surveys WHERE ${this.#where(query)}`;
+    const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
+    return rows
+      .filter((row) => exact(query.area, footprintNumbers(row.outline)))
+      .sort((a, b) => compareInOrder(a, b, query.order));
+  }
+
+  async walk(query: SurveyWalk): Promise<SurveyWalkPage> {
+    const sql = this.#sql;
+    const order = query.order ?? 'newest';
+    const { minX, minY, maxX, maxY } = query.area;
+    const [probe] = await sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM surveys
+        WHERE footprint && ST_MakeEnvelope(${minX}, ${minY}, ${maxX}, ${maxY}, 4326) LIMIT ${WHOLE_AREA_CANDIDATES + 1}) c`;
+    if ((probe?.n ?? 0) <= WHOLE_AREA_CANDIDATES) {
+      // A small area: its candidates at once (the GiST index), then a batch at a time.
+      const rows = await this.#matchingCandidates(query, 'document');
+      return walkSurveys(query, async (after, count) => {
+        const start = rows.findIndex((row) => isAfter(row, after, order));
+        const batch = start < 0 ? [] : rows.slice(start, start + count);
+        const last = batch.at(-1);
+        return {
+          surveys: batch.map((row) => toSurvey(row as DocumentRow)),
+          last: last && orderKeyOf(last),
+          rows: batch.length,
+          exhausted: start < 0 || start + count >= rows.length,
+        };
+      });
+    }
+    // A wide area: the order's index, in order, from the place.
+    return walkSurveys(query, async (after, count) => {
+      const rows = await this.#ordered(query, order, after, count);
+      const passed = rows.filter((row) => packedBoxIntersects(query.area, footprintNumbers(row.outline)));
+      const last = rows.at(-1);
+      return {
+        surveys: passed.map((row) => toSurvey(row)),
+        last: last && orderKeyOf(last),
+        rows: rows.length,
+        exhausted: rows.length < count,
+      };
+    });
+  }
+
+  /** The next `count` candidates after `after` in `order`, by the surveys_newest index. */
+  #ordered(query: SurveyWalk, order: 'newest' | 'oldest', after: SurveyOrderKey | undefined, count: number) {
+    const sql = this.#sql;
+    type Row = DocumentRow & SurveyOrderKey;
+    const where = this.#where(query);
+    if (order === 'newest') {
+      const place = after ?? { captureDate: '9999-99-99', lastPhotoTime: '', id: '' };
+      return sql<Row[]>`
+        SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, body FROM surveys
+        WHERE ${where} AND capture_date <= ${place.captureDate} AND (capture_date < ${place.captureDate}
+          OR last_photo_time < ${place.lastPhotoTime} OR (last_photo_time = ${place.lastPhotoTime} AND id > ${place.id}))
+        ORDER BY capture_date DESC, last_photo_time DESC, id LIMIT ${count}`;
+    }
+    const place = after ?? { captureDate: '0000-00-00', lastPhotoTime: '', id: '' };
+    return sql<Row[]>`
+      SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, body FROM surveys
+      WHERE ${where} AND capture_date >= ${place.captureDate} AND (capture_date > ${place.captureDate}
+        OR last_photo_time > ${place.lastPhotoTime} OR (last_photo_time = ${place.lastPhotoTime} AND id < ${place.id}))
+      ORDER BY capture_date, last_photo_time, id DESC LIMIT ${count}`;
+  }
+
+  async groups(query: GroupQuery): Promise<SurveyGroup[]> {
+    const sql = this.#sql;
+    const tags =
+      query.tags === 'none'
+        ? sql`tag = ''`
+        : query.tags === 'all'
+          ? sql`TRUE`
+          : sql`tag <> '' AND (tag = ANY(${splitPatterns(query.tags).exact}::text[])
+              OR split_part(tag, ':', 1) = ANY(${splitPatterns(query.tags).typed}::text[]) AND strpos(tag, ':') > 0)`;
+    const rows = await sql<GroupRow[]>`
+      SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM survey_groups
+      WHERE content_type = ${query.type ?? ''} AND capture_date >= ${query.since ?? '0000-00-00'}
+        AND capture_date <= ${query.until ?? '9999-99-99'} AND ${tags}
+      ORDER BY capture_date DESC, tag`;
+    return rows.map(toGroup);
+  }
+
   /** The index's box test and every filter but the exact footprint test. */
-  #where(query: SurveySearch<SurveyView>) {
+  #where(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>) {
     const sql = this.#sql;
     const { minX, minY, maxX, maxY } = query.area;
     const mask = typeMask(query.types ?? []);

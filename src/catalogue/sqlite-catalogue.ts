@@ -3,18 +3,29 @@ import type { Migrations } from '../db/migrations.js';
 import { migrate, type SqliteDatabase } from '../db/sqlite.js';
 import { type MultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
-  compareNewestFirst,
+  compareInOrder,
+  type GroupQuery,
   matchesTags,
   type Reservation,
   type RetiredFile,
   type SurveyCatalogue,
+  type SurveyGroup,
   type SurveyOrderKey,
   type SurveyPage,
   type SurveySearch,
   type SurveyView,
+  type SurveyWalk,
+  type SurveyWalkPage,
 } from './catalogue.js';
-import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
+import {
+  footprintNumbers,
+  packedBounds,
+  packedBoxInside,
+  packedBoxIntersects,
+  packFootprint,
+} from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
+import { GROUP_COLUMNS, type GroupRow, groupTypeValues, toGroup } from './survey-groups.js';
 import {
   assetLocations,
   type DocumentRow,
@@ -27,6 +38,7 @@ import {
   toSurvey,
   typeMask,
 } from './survey-rows.js';
+import { isAfter, orderKeyOf, walkSurveys } from './survey-walk.js';
 
 export const SQLITE_CATALOGUE_MIGRATIONS: Migrations = {
   module: 'catalogue',
@@ -92,8 +104,53 @@ export const SQLITE_CATALOGUE_MIGRATIONS: Migrations = {
     // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
     `ALTER TABLE survey_versions ADD COLUMN reserved_at TEXT;
      CREATE TABLE retired_files (location TEXT PRIMARY KEY, retired_at TEXT NOT NULL);`,
+    // Keyset paging walks this index in order (STAC pages deep in 100,000 surveys); layer and
+    // collection extents read the maintained groups (survey-groups.ts), built here for the
+    // surveys already there.
+    `CREATE INDEX surveys_newest ON surveys (capture_date DESC, last_photo_time DESC, id);
+     CREATE TABLE survey_groups (
+       content_type TEXT NOT NULL,
+       tag TEXT NOT NULL,
+       capture_date TEXT NOT NULL,
+       surveys INTEGER NOT NULL,
+       min_x REAL NOT NULL,
+       min_y REAL NOT NULL,
+       max_x REAL NOT NULL,
+       max_y REAL NOT NULL,
+       first_photo_time TEXT NOT NULL,
+       last_photo_time TEXT NOT NULL,
+       min_zoom INTEGER NOT NULL,
+       max_zoom INTEGER NOT NULL,
+       PRIMARY KEY (content_type, tag, capture_date)
+     ) WITHOUT ROWID;
+     ${sqliteGroupsInsert('TRUE')}`,
   ],
 };
+
+/**
+ * Computes the groups of the surveys `where` selects (alias `s`), every content type and tag of
+ * each (`''` for any), from the rows themselves: the packed footprint's exact box (the R*Tree's is
+ * rounded to float32), the listing's first photo, the document's zooms. A migration step runs it over every survey; `put` and `delete` over the
+ * dates they touched. A survey listing a tag twice counts once.
+ */
+export function sqliteGroupsInsert(where: string): string {
+  return `WITH types(name, bit) AS (VALUES ${groupTypeValues()})
+    INSERT INTO survey_groups (${GROUP_COLUMNS})
+    SELECT t.name, g.value, s.capture_date, count(DISTINCT s.rowid),
+      min(nadir_outline_bound(s.outline, 0)), min(nadir_outline_bound(s.outline, 1)),
+      max(nadir_outline_bound(s.outline, 2)), max(nadir_outline_bound(s.outline, 3)),
+      min(json_extract(s.listing, '$.firstPhotoTime')), max(s.last_photo_time),
+      coalesce(min(CASE WHEN t.bit = 0 THEN 0 ELSE json_extract(s.body, '$.assets.' || t.name || '.minZoom') END), 0),
+      coalesce(max(CASE WHEN t.bit = 0 THEN 0 ELSE json_extract(s.listing, '$.assets.' || t.name || '.maxZoom') END), 0)
+    FROM surveys s
+    JOIN types t ON t.bit = 0 OR (s.type_mask & t.bit) != 0
+    JOIN json_each(json_insert(s.tags, '$[#]', '')) g
+    WHERE ${where}
+    GROUP BY t.name, g.value, s.capture_date`;
+}
+
+/** Candidates a small area may have for a walk to read them all at once rather than walk the order. */
+const WHOLE_AREA_CANDIDATES = 1000;
 
 /** candidatesSql's `@mask` parameter. */
 export { typeMask } from './survey-rows.js';
@@ -110,6 +167,42 @@ export function candidatesSql(view: SurveyView): string {
     WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
       AND s.capture_date >= @since AND s.capture_date <= @until
       AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
+}
+
+/**
+ * The next candidates after a place in the order, walking the order's index (not the R*Tree, whose
+ * area holds too many surveys for that): the R*Tree is asked only about each row's box.
+ * `@date`/`@time`/`@id` is the place; without one, a date past any real one.
+ */
+function orderedCandidatesSql(order: 'newest' | 'oldest'): string {
+  const [before, dir, idDir, idBefore] = order === 'newest' ? ['<', 'DESC', '', '>'] : ['>', '', 'DESC', '<'];
+  return `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime, s.tags, s.outline, s.body
+    FROM surveys AS s INDEXED BY surveys_newest
+    CROSS JOIN survey_extent AS e ON e.survey_rowid = s.rowid
+    WHERE s.capture_date ${before}= @date
+      AND (s.capture_date ${before} @date OR s.last_photo_time ${before} @time OR (s.last_photo_time = @time AND s.id ${idBefore} @id))
+      AND s.capture_date >= @since AND s.capture_date <= @until
+      AND e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
+      AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))
+    ORDER BY s.capture_date ${dir}, s.last_photo_time ${dir}, s.id ${idDir}
+    LIMIT @rows`;
+}
+
+function groupsSql(tags: 'none' | 'all' | 'patterns'): string {
+  const tagTest =
+    tags === 'none'
+      ? `tag = ''`
+      : tags === 'all'
+        ? 'TRUE'
+        : `tag != '' AND EXISTS (SELECT 1 FROM json_each(@patterns) p
+            WHERE tag = p.value OR (instr(p.value, ':') = 0 AND substr(tag, 1, length(p.value) + 1) = p.value || ':'))`;
+  return `SELECT ${GROUP_COLUMNS} FROM survey_groups
+    WHERE content_type = @type AND capture_date >= @since AND capture_date <= @until AND ${tagTest}
+    ORDER BY capture_date DESC, tag`;
+}
+
+interface OrderedRow extends CandidateRow {
+  body: string;
 }
 
 interface PageRow extends DocumentRow {
@@ -148,11 +241,31 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       packFootprint(JSON.parse(String(text)) as MultiPolygon),
     );
     db.function('nadir_listing', { deterministic: true }, (body) => listingJson(JSON.parse(String(body)) as Survey));
+    // The survey groups' boxes (sqliteGroupsInsert), in migrations and in every put and delete.
+    db.function('nadir_outline_bound', { deterministic: true }, (outline, side) => {
+      return packedBounds(footprintNumbers(outline as Buffer))[Number(side)] as number;
+    });
     this.schemaVersion = migrate(db, SQLITE_CATALOGUE_MIGRATIONS);
     this.#statements = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       changes: db.prepare('SELECT changes FROM catalogue_changes').pluck(),
-      rowidOf: db.prepare('SELECT rowid FROM surveys WHERE id = ?'),
+      rowidOf: db.prepare('SELECT rowid, capture_date AS captureDate FROM surveys WHERE id = ?'),
+      dropGroups: db.prepare('DELETE FROM survey_groups WHERE capture_date IN (SELECT value FROM json_each(?))'),
+      computeGroups: db.prepare(sqliteGroupsInsert('s.capture_date IN (SELECT value FROM json_each(@dates))')),
+      groups: {
+        none: db.prepare(groupsSql('none')),
+        all: db.prepare(groupsSql('all')),
+        patterns: db.prepare(groupsSql('patterns')),
+      },
+      areaCandidates: db
+        .prepare(
+          'SELECT count(*) FROM (SELECT 1 FROM survey_extent WHERE max_x >= @minX AND min_x <= @maxX AND max_y >= @minY AND min_y <= @maxY LIMIT @limit)',
+        )
+        .pluck(),
+      ordered: {
+        newest: db.prepare(orderedCandidatesSql('newest')),
+        oldest: db.prepare(orderedCandidatesSql('oldest')),
+      },
       deleteSurvey: db.prepare('DELETE FROM surveys WHERE rowid = ?'),
       deleteExtent: db.prepare('DELETE FROM survey_extent WHERE survey_rowid = ?'),
       insertSurvey: db.prepare(
@@ -193,27 +306,30 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     const outline = packFootprint(survey.footprint);
     const types = CONTENT_TYPES.filter((type) => survey.assets[type]);
     const kept = new Set(assetLocations(survey));
-    this.#db.transaction(() => {
-      const existing = s.rowidOf.get(survey.id) as { rowid: number } | undefined;
-      if (existing) {
-        this.#retire(survey.id, kept);
-        s.deleteExtent.run(existing.rowid);
-        s.deleteSurvey.run(existing.rowid);
-      }
-      const { lastInsertRowid } = s.insertSurvey.run(
-        survey.id,
-        survey.captureDate,
-        survey.lastPhotoTime,
-        survey.version,
-        typeMask(types),
-        JSON.stringify(survey.tags),
-        outline,
-        listingJson(survey),
-        documentJson(survey),
-      );
-      s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
-      s.bumpVersion.run(survey.id, survey.version);
-    })();
+    this.#db
+      .transaction(() => {
+        const existing = s.rowidOf.get(survey.id) as { rowid: number; captureDate: string } | undefined;
+        if (existing) {
+          this.#retire(survey.id, kept);
+          s.deleteExtent.run(existing.rowid);
+          s.deleteSurvey.run(existing.rowid);
+        }
+        const { lastInsertRowid } = s.insertSurvey.run(
+          survey.id,
+          survey.captureDate,
+          survey.lastPhotoTime,
+          survey.version,
+          typeMask(types),
+          JSON.stringify(survey.tags),
+          outline,
+          listingJson(survey),
+          documentJson(survey),
+        );
+        s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
+        s.bumpVersion.run(survey.id, survey.version);
+        this.#regroup([survey.captureDate, ...(existing ? [existing.captureDate] : [])]);
+      })
+      .immediate();
     this.#ownWrites++;
   }
 
@@ -226,15 +342,25 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   async delete(id: string): Promise<boolean> {
     if (!storable(id)) return false;
     const s = this.#statements;
-    return this.#db.transaction(() => {
-      const existing = s.rowidOf.get(id) as { rowid: number } | undefined;
-      if (!existing) return false;
-      this.#retire(id, new Set());
-      s.deleteExtent.run(existing.rowid);
-      s.deleteSurvey.run(existing.rowid);
-      this.#ownWrites++;
-      return true;
-    })();
+    return this.#db
+      .transaction(() => {
+        const existing = s.rowidOf.get(id) as { rowid: number; captureDate: string } | undefined;
+        if (!existing) return false;
+        this.#retire(id, new Set());
+        s.deleteExtent.run(existing.rowid);
+        s.deleteSurvey.run(existing.rowid);
+        this.#regroup([existing.captureDate]);
+        this.#ownWrites++;
+        return true;
+      })
+      .immediate();
+  }
+
+  /** Within put's or delete's transaction: the groups of these capture dates, computed again. */
+  #regroup(dates: string[]): void {
+    const json = JSON.stringify([...new Set(dates)]);
+    this.#statements.dropGroups.run(json);
+    this.#statements.computeGroups.run({ dates: json });
   }
 
   async reserveVersion(id: string): Promise<number> {
@@ -279,7 +405,16 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   async search<V extends SurveyView = 'document'>(query: SurveySearch<V>): Promise<SurveyPage<V>> {
     const listing = query.view === 'listing';
-    const candidates = listing ? this.#statements.listingCandidates : this.#statements.candidates;
+    const matches = this.#matchingCandidates(query, listing ? 'listing' : 'document');
+    const page = matches.slice(query.offset, query.offset + query.limit);
+    const total = matches.length;
+    if (listing) return { surveys: page.map((row) => toListing(row as ListingRow)), total } as SurveyPage<V>;
+    return { surveys: this.#documents(page), total } as SurveyPage<V>;
+  }
+
+  /** Every candidate of the area that passes every test, in the query's order (the R*Tree first). */
+  #matchingCandidates(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>, view: SurveyView): CandidateRow[] {
+    const candidates = view === 'listing' ? this.#statements.listingCandidates : this.#statements.candidates;
     const { area } = query;
     const rows = candidates.all({
       ...area,
@@ -290,17 +425,80 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     }) as CandidateRow[];
     const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
     const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
-    const matches = rows
+    return rows
       .filter(
         (row) =>
           (!tagFilter || matchesTags(JSON.parse(row.tags) as string[], tagFilter)) &&
           exact(area, footprintNumbers(row.outline)),
       )
-      .sort(query.order === 'oldest' ? (a, b) => compareNewestFirst(b, a) : compareNewestFirst);
-    const page = matches.slice(query.offset, query.offset + query.limit);
-    const total = matches.length;
-    if (listing) return { surveys: page.map((row) => toListing(row as ListingRow)), total } as SurveyPage<V>;
-    return { surveys: this.#documents(page), total } as SurveyPage<V>;
+      .sort((a, b) => compareInOrder(a, b, query.order));
+  }
+
+  async walk(query: SurveyWalk): Promise<SurveyWalkPage> {
+    const s = this.#statements;
+    const order = query.order ?? 'newest';
+    const whole =
+      (s.areaCandidates.get({ ...query.area, limit: WHOLE_AREA_CANDIDATES + 1 }) as number) <= WHOLE_AREA_CANDIDATES;
+    if (whole) {
+      // A small area: its candidates at once, then the documents a batch at a time.
+      const rows = this.#matchingCandidates(query, 'document');
+      return walkSurveys(query, async (after, count) => {
+        const start = rows.findIndex((row) => isAfter(row, after, order));
+        const batch = start < 0 ? [] : rows.slice(start, start + count);
+        const last = batch.at(-1);
+        return {
+          surveys: this.#documents(batch),
+          last: last && orderKeyOf(last),
+          rows: batch.length,
+          exhausted: start < 0 || start + count >= rows.length,
+        };
+      });
+    }
+    const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
+    const params = {
+      ...query.area,
+      since: query.since ?? '0000-00-00',
+      until: query.until ?? '9999-99-99',
+      mask: typeMask(query.types ?? []),
+      all: query.typeMatch === 'any' ? 0 : 1,
+    };
+    return walkSurveys(query, async (after, rows) => {
+      const place = after ?? {
+        captureDate: order === 'newest' ? '9999-99-99' : '0000-00-00',
+        lastPhotoTime: '',
+        id: '',
+      };
+      const read = s.ordered[order].all({
+        ...params,
+        date: place.captureDate,
+        time: place.lastPhotoTime,
+        id: place.id,
+        rows,
+      }) as OrderedRow[];
+      const passed = read.filter(
+        (row) =>
+          (!tagFilter || matchesTags(JSON.parse(row.tags) as string[], tagFilter)) &&
+          packedBoxIntersects(query.area, footprintNumbers(row.outline)),
+      );
+      const last = read.at(-1);
+      return {
+        surveys: passed.map((row) => toSurvey(row)),
+        last: last && orderKeyOf(last),
+        rows: read.length,
+        exhausted: read.length < rows,
+      };
+    });
+  }
+
+  async groups(query: GroupQuery): Promise<SurveyGroup[]> {
+    const mode = typeof query.tags === 'string' ? query.tags : 'patterns';
+    const rows = this.#statements.groups[mode].all({
+      type: query.type ?? '',
+      since: query.since ?? '0000-00-00',
+      until: query.until ?? '9999-99-99',
+      ...(mode === 'patterns' ? { patterns: JSON.stringify(query.tags) } : {}),
+    }) as GroupRow[];
+    return rows.map(toGroup);
   }
 
   /** Only the page's documents are read (a dense area can have hundreds of candidates), in one statement. */

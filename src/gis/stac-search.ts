@@ -5,22 +5,26 @@
  * instants against the photo times) are exact tests made here on its candidates. Parsing is pure;
  * the search reads only through the catalogue it is given.
  */
-import { compareNewestFirst, type SurveyCatalogue } from '../catalogue/catalogue.js';
+import { compareNewestFirst, type SurveyCatalogue, type SurveyOrderKey } from '../catalogue/catalogue.js';
 import type { Survey } from '../catalogue/survey.js';
-import { invalidParameter, NadirError } from '../errors.js';
+import { isAfter, orderKeyOf } from '../catalogue/survey-walk.js';
+import { invalidParameter } from '../errors.js';
 import { daysInMonth } from '../geo/dates.js';
 import { type Geometry, geometryBounds, geometryIntersectsMultiPolygon, geometryProblem } from '../geo/geometry.js';
 import type { Bounds } from '../geo/web-mercator.js';
+import { MAX_OFFSET, type PageToken, parsePageToken } from './stac-paging.js';
 
 export const SURVEYS_COLLECTION = 'surveys';
 export const DEFAULT_ITEM_LIMIT = 10;
 export const MAX_ITEM_LIMIT = 1000;
 /**
- * Candidates a search with an exact test (`intersects`, `datetime`) may examine. Beyond it the
- * search is refused with a 400 asking for a smaller area or time: pages of a filtered search are
- * cut from the filtered whole, which must be read whole.
+ * Surveys one page may examine with an exact test (`intersects`, `datetime`). A search whose
+ * matches are rarer than that among its candidates gets a short page (even an empty one) and a
+ * `next` link that resumes where it stopped: every page's cost stays bounded.
  */
-export const MAX_EXACT_CANDIDATES = 10_000;
+export const MAX_EXAMINED = 2000;
+/** Survey ids one search may name. */
+export const MAX_IDS = MAX_ITEM_LIMIT;
 
 const WORLD: Bounds = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
 const DAY_MS = 86_400_000;
@@ -35,6 +39,7 @@ export interface StacSearchQueryString {
   collections?: string;
   limit?: number;
   offset?: number;
+  token?: string;
 }
 
 /** Inclusive ISO instants; an open end is undefined. */
@@ -51,12 +56,16 @@ export interface StacSearch {
   collections?: string[];
   limit: number;
   offset: number;
+  token?: PageToken;
 }
 
 export interface StacSearchResult {
   surveys: Survey[];
-  /** Matching surveys across all pages. */
-  matched: number;
+  /** Matching surveys across all pages, when known without reading them all. */
+  matched?: number;
+  /** The places the next and previous pages begin from, when there are such pages. */
+  next?: SurveyOrderKey;
+  prev?: SurveyOrderKey;
 }
 
 function clip(text: string): string {
@@ -139,15 +148,27 @@ export function parseStacSearch(query: StacSearchQueryString): StacSearch {
   if (query.bbox !== undefined && query.intersects !== undefined) {
     throw invalidParameter('intersects', 'give bbox or intersects, not both');
   }
+  if (query.token !== undefined && query.offset !== undefined) {
+    throw invalidParameter('offset', 'give token or offset, not both');
+  }
+  if ((query.offset ?? 0) > MAX_OFFSET) {
+    throw invalidParameter(
+      'offset',
+      `offset is at most ${MAX_OFFSET}: follow the next link, whose token pages further`,
+    );
+  }
+  const ids = query.ids === undefined ? undefined : list(query.ids);
+  if (ids && ids.length > MAX_IDS) throw invalidParameter('ids', `ids names at most ${MAX_IDS} surveys`);
   return {
     bbox: query.bbox === undefined ? undefined : parseBbox(query.bbox),
     intersects: query.intersects === undefined ? undefined : parseIntersects(query.intersects),
     datetime: query.datetime === undefined ? undefined : parseDatetime(query.datetime),
-    ids: query.ids === undefined ? undefined : list(query.ids),
+    ids,
     collections: query.collections === undefined ? undefined : list(query.collections),
     // STAC API: a limit above the maximum gets the maximum, not an error.
     limit: Math.min(query.limit ?? DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT),
     offset: query.offset ?? 0,
+    token: query.token === undefined ? undefined : parsePageToken(query.token),
   };
 }
 
@@ -182,21 +203,45 @@ function boxGeometry({ minX, minY, maxX, maxY }: Bounds): Geometry {
   return { type: 'Polygon', coordinates: [ring] };
 }
 
+/** The page of `sorted` (every match, newest first) that the search's token or offset asks for. */
+function pageOf(sorted: Survey[], search: StacSearch): StacSearchResult {
+  let from = search.offset;
+  let to = from + search.limit;
+  if (search.token?.direction === 'next') {
+    const place = search.token.place;
+    from = sorted.findIndex((survey) => isAfter(survey, place, 'newest'));
+    if (from < 0) from = sorted.length;
+    to = from + search.limit;
+  } else if (search.token?.direction === 'prev') {
+    const place = search.token.place;
+    to = sorted.findIndex((survey) => !isAfter(place, survey, 'newest'));
+    if (to < 0) to = sorted.length;
+    from = Math.max(0, to - search.limit);
+  }
+  const surveys = sorted.slice(from, to);
+  return {
+    surveys,
+    matched: sorted.length,
+    next: to < sorted.length && surveys.length ? orderKeyOf(surveys.at(-1) as Survey) : undefined,
+    prev: from > 0 && surveys.length ? orderKeyOf(surveys[0] as Survey) : undefined,
+  };
+}
+
 /**
- * One page of the surveys the search matches, newest first (the catalogue's order), and how many
- * match in all.
+ * One page of the surveys the search matches, newest first (the catalogue's order), walked from
+ * the token's place (catalogue.ts `walk`): what follows it, or with a `prev` token what comes
+ * before it, walked backwards. How many match in all is said when it costs nothing more: with no
+ * filter (the catalogue's count), for `ids`, and when one page held every match.
  */
 export async function searchSurveys(
-  catalogue: Pick<SurveyCatalogue, 'search' | 'get'>,
+  catalogue: Pick<SurveyCatalogue, 'walk' | 'get' | 'count'>,
   search: StacSearch,
 ): Promise<StacSearchResult> {
   if (search.collections && !search.collections.includes(SURVEYS_COLLECTION)) return { surveys: [], matched: 0 };
   if (search.ids) {
     const found = await Promise.all(search.ids.map((id) => catalogue.get(id)));
-    const surveys = found
-      .filter((survey): survey is Survey => survey !== undefined && matches(survey, search))
-      .sort(compareNewestFirst);
-    return { surveys: surveys.slice(search.offset, search.offset + search.limit), matched: surveys.length };
+    const surveys = found.filter((survey): survey is Survey => survey !== undefined && matches(survey, search));
+    return pageOf(surveys.sort(compareNewestFirst), search);
   }
   const area = search.intersects ? geometryBounds(search.intersects) : (search.bbox ?? WORLD);
   const dates = search.datetime && {
@@ -204,18 +249,27 @@ export async function searchSurveys(
     since: search.datetime.start === undefined ? undefined : dayNear(search.datetime.start, -1),
     until: search.datetime.end === undefined ? undefined : dayNear(search.datetime.end, 1),
   };
-  if (!search.intersects && !search.datetime) {
-    const page = await catalogue.search({ area, limit: search.limit, offset: search.offset });
-    return { surveys: page.surveys, matched: page.total };
-  }
-  const candidates = await catalogue.search({ area, ...dates, limit: MAX_EXACT_CANDIDATES, offset: 0 });
-  if (candidates.total > MAX_EXACT_CANDIDATES) {
-    throw new NadirError(
-      'INVALID_PARAMETER',
-      `this search would examine ${candidates.total} surveys, more than ${MAX_EXACT_CANDIDATES}: narrow the area or the datetime`,
-      { parameter: search.intersects ? 'intersects' : 'datetime' },
-    );
-  }
-  const surveys = candidates.surveys.filter((survey) => matches(survey, search));
-  return { surveys: surveys.slice(search.offset, search.offset + search.limit), matched: surveys.length };
+  const filtered = Boolean(search.intersects || search.datetime || search.bbox);
+  const exact = search.intersects || search.datetime;
+  const backwards = search.token?.direction === 'prev';
+  const walked = await catalogue.walk({
+    area,
+    ...dates,
+    order: backwards ? 'oldest' : 'newest',
+    after: search.token?.place,
+    // An offset page is the end of a longer walk.
+    limit: search.offset + search.limit,
+    keep: filtered ? (survey) => matches(survey, search) : undefined,
+    maxExamined: exact ? MAX_EXAMINED + search.offset : undefined,
+  });
+  const surveys = backwards ? walked.surveys.reverse() : walked.surveys.slice(search.offset);
+  const first = surveys[0];
+  const last = surveys.at(-1);
+  const everything = !search.token && !walked.resume;
+  return {
+    surveys,
+    matched: !filtered ? await catalogue.count() : everything ? walked.surveys.length : undefined,
+    next: backwards ? last && orderKeyOf(last) : walked.resume,
+    prev: backwards ? walked.resume : first && (search.token || search.offset > 0) ? orderKeyOf(first) : undefined,
+  };
 }

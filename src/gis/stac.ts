@@ -4,10 +4,12 @@
  * (one per survey) and item collections with paging links. Links and asset hrefs point at nadir's
  * own endpoints with the caller's key as it came (gis-links.ts). Pure.
  */
+import type { SurveyOrderKey } from '../catalogue/catalogue.js';
 import { RASTER_TYPES, type RasterType, type Survey, TILE_TYPES } from '../catalogue/survey.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
 import { type GisLinks, linkTo } from './gis-links.js';
-import type { SurveysExtent } from './matching-surveys.js';
+import type { SurveysExtent } from './layer-extent.js';
+import { pageToken } from './stac-paging.js';
 import { SURVEYS_COLLECTION } from './stac-search.js';
 import { xyzTemplate } from './tilejson.js';
 
@@ -200,29 +202,35 @@ export function surveyItem(links: GisLinks, survey: Survey): Json {
 
 export interface ItemPage {
   surveys: Survey[];
-  matched: number;
+  /** Matches across all pages, when known. */
+  matched?: number;
   limit: number;
-  offset: number;
-  /** The page's own path and the query it was asked with (less apikey and offset). */
+  /** Where the next and previous pages begin, when there are such pages. */
+  next?: SurveyOrderKey;
+  prev?: SurveyOrderKey;
+  /** The page's own path and the query it was asked with (less apikey, offset and token). */
   path: string;
   query: Record<string, string | number | undefined>;
+  /** The page's own paging parameters, for its `self` link. */
+  self: { offset?: number; token?: string };
 }
 
-/** A page of items, with `next`/`prev` links that repeat the query at the next offsets. */
+/** A page of items, with `next`/`prev` links that repeat the query with the token of their place. */
 export function itemCollection(links: GisLinks, page: ItemPage): Json {
-  const at = (offset: number) => linkTo(links, page.path, { ...page.query, limit: page.limit, offset });
-  const paging: StacLink[] = [{ rel: 'self', type: GEOJSON, href: at(page.offset) }];
-  if (page.offset + page.surveys.length < page.matched) {
-    paging.push({ rel: 'next', type: GEOJSON, method: 'GET', href: at(page.offset + page.limit) });
+  const at = (paging: { offset?: number; token?: string }) =>
+    linkTo(links, page.path, { ...page.query, limit: page.limit, ...paging });
+  const paging: StacLink[] = [{ rel: 'self', type: GEOJSON, href: at(page.self) }];
+  if (page.next) {
+    paging.push({ rel: 'next', type: GEOJSON, method: 'GET', href: at({ token: pageToken('next', page.next) }) });
   }
-  if (page.offset > 0) {
-    paging.push({ rel: 'prev', type: GEOJSON, method: 'GET', href: at(Math.max(0, page.offset - page.limit)) });
+  if (page.prev) {
+    paging.push({ rel: 'prev', type: GEOJSON, method: 'GET', href: at({ token: pageToken('prev', page.prev) }) });
   }
   paging.push({ rel: 'root', type: JSON_TYPE, href: linkTo(links, `${STAC_ROOT}/`) });
   return {
     type: 'FeatureCollection',
     features: page.surveys.map((survey) => surveyItem(links, survey)),
-    numberMatched: page.matched,
+    ...(page.matched === undefined ? {} : { numberMatched: page.matched }),
     numberReturned: page.surveys.length,
     links: paging,
   };

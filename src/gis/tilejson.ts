@@ -5,8 +5,8 @@
  */
 import type { TileType } from '../catalogue/survey.js';
 import { type GisLinks, linkTo } from './gis-links.js';
+import type { SurveysExtent } from './layer-extent.js';
 import type { LayerFilterQuery } from './layer-filter.js';
-import type { SurveysExtent } from './matching-surveys.js';
 
 export const TILEJSON_VERSION = '3.0.0';
 export const ATTRIBUTION = 'Aerial imagery served by nadir';

@@ -8,8 +8,8 @@
  */
 import { MAX_ZOOM, ORIGIN_SHIFT, resolutionAtZoom } from '../geo/web-mercator.js';
 import { type GisLinks, linkTo } from './gis-links.js';
+import type { SurveysExtent } from './layer-extent.js';
 import type { LayerFilterQuery } from './layer-filter.js';
-import type { SurveysExtent } from './matching-surveys.js';
 import { ATTRIBUTION } from './tilejson.js';
 
 export const WMTS_ROOT = '/wmts/1.0.0';

@@ -194,6 +194,28 @@ describe('tile errors, rate limits and usage', { skip: realdataMissing }, () => 
     assert.equal((await api.get(`/tiles/v3/Vert/${inside}.jpg?apikey=${key}`)).status, 200);
   });
 
+  test('GIS documents (TileJSON, WMTS capabilities, STAC) count against the tile rate limit like tiles', async () => {
+    const limited = await createKey(api.services, 'gis-limit');
+    await api.services.accounts.setTileRateLimit(limited.account.id, 4, 60);
+    const documents = [
+      '/tiles/v3/Vert/tilejson.json',
+      '/wmts/1.0.0/WMTSCapabilities.xml',
+      '/stac/v1/search',
+      '/stac/v1/collections/surveys',
+    ];
+    for (const [i, path] of documents.entries()) {
+      const r = await api.get(`${path}?apikey=${limited.key}`);
+      assert.equal(r.status, 200, path);
+      assert.equal(r.headers.get('x-ratelimit-remaining'), String(3 - i), path);
+    }
+    for (const path of [...documents, `/tiles/v3/Vert/${inside}.jpg`]) {
+      const refused = await api.get(`${path}?apikey=${limited.key}`);
+      assert.equal(refused.status, 429, path);
+      assert.equal((await errorBody(refused)).code, 'RATE_LIMITED', path);
+      assert.ok(refused.headers.get('retry-after'), path);
+    }
+  });
+
   test('tiles served are counted per account and month, in batches; 304s and errors are not', async () => {
     const counted = await createKey(api.services, 'usage');
     const path = `/tiles/v3/Vert/${inside}.jpg?apikey=${counted.key}`;

@@ -9,6 +9,7 @@ import { changeCases } from './contract/changes.js';
 import { searchCases } from './contract/search.js';
 import { storageCases } from './contract/storage.js';
 import { catalogueSubject } from './contract/subject.js';
+import { groupMaintenanceCases } from './contract/walk-groups.js';
 
 for (const engine of storeEngines()) {
   describe(`SurveyCatalogue on ${engine.name}`, { skip: engine.skip }, () => {
@@ -22,5 +23,6 @@ for (const engine of storeEngines()) {
     searchCases(subject);
     bruteForceCases(subject);
     changeCases(subject);
+    groupMaintenanceCases(subject);
   });
 }

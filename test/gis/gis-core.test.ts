@@ -1,12 +1,12 @@
 /** The pure parts of the GIS endpoints: geometry tests, STAC search parameters, extents. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Survey } from '../../src/catalogue/survey.js';
+import type { SurveyGroup } from '../../src/catalogue/catalogue.js';
 import { NadirError } from '../../src/errors.js';
 import { type Geometry, geometryIntersectsMultiPolygon, geometryProblem } from '../../src/geo/geometry.js';
 import type { MultiPolygon } from '../../src/geo/polygon.js';
 import { linkTo } from '../../src/gis/gis-links.js';
-import { surveysExtent } from '../../src/gis/matching-surveys.js';
+import { extentOfGroups, groupsByTag } from '../../src/gis/layer-extent.js';
 import { parseBbox, parseDatetime, parseStacSearch } from '../../src/gis/stac-search.js';
 
 const square = (x0: number, y0: number, x1: number, y1: number) => [
@@ -155,26 +155,46 @@ describe('links and extents', () => {
     );
   });
 
-  test('an incomplete list of surveys claims the whole world', () => {
-    const survey = {
-      footprint: FRAME,
-      firstPhotoTime: 'a',
-      lastPhotoTime: 'b',
-      captureDate: '2025-01-01',
-      assets: {},
-    } as unknown as Survey;
-    assert.deepEqual(surveysExtent({ surveys: [survey], complete: true }).bounds, {
-      minX: 0,
-      minY: 0,
-      maxX: 10,
-      maxY: 10,
+  test('a layer spans its groups: the union of boxes, photo times, zooms and every date once', () => {
+    const group = (
+      tag: string,
+      captureDate: string,
+      minX: number,
+      minZoom: number,
+      type: SurveyGroup['type'] = 'Vert',
+    ) =>
+      ({
+        type,
+        tag,
+        captureDate,
+        surveys: 1,
+        bounds: { minX, minY: 0, maxX: minX + 1, maxY: 1 },
+        firstPhotoTime: `${captureDate}T09:00:00Z`,
+        lastPhotoTime: `${captureDate}T10:00:00Z`,
+        minZoom,
+        maxZoom: minZoom + 6,
+      }) satisfies SurveyGroup;
+    const groups = [
+      group('', '2025-02-01', 3, 14),
+      group('', '2024-01-01', -2, 12),
+      group('disaster:fire', '2025-02-01', 3, 14),
+      group('disaster:flood', '2024-01-01', -2, 12),
+      group('disaster', '2024-01-01', -2, 12),
+    ];
+    const all = extentOfGroups(groups.filter((g) => g.tag === ''));
+    assert.deepEqual(all, {
+      bounds: { minX: -2, minY: 0, maxX: 4, maxY: 1 },
+      start: '2024-01-01T09:00:00Z',
+      end: '2025-02-01T10:00:00Z',
+      minZoom: 12,
+      maxZoom: 20,
+      captureDates: ['2025-02-01', '2024-01-01'],
     });
-    assert.deepEqual(surveysExtent({ surveys: [survey], complete: false }).bounds, {
-      minX: -180,
-      minY: -90,
-      maxX: 180,
-      maxY: 90,
-    });
-    assert.equal(surveysExtent({ surveys: [], complete: true }).bounds, undefined);
+    const byTag = groupsByTag(groups);
+    assert.deepEqual([...byTag.keys()].sort(), ['disaster', 'disaster:fire', 'disaster:flood']);
+    // The tag type's layer holds its typed tags' surveys and its own; a date once.
+    assert.deepEqual(extentOfGroups(byTag.get('disaster') ?? []).captureDates, ['2025-02-01', '2024-01-01']);
+    assert.equal(extentOfGroups([]).bounds, undefined);
+    assert.equal(extentOfGroups([group('', '2024-01-01', 0, 0, '')]).maxZoom, undefined, 'no zoom without a type');
   });
 });

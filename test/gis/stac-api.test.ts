@@ -148,14 +148,37 @@ describe('STAC API over the demo town', () => {
     const next = new URL((first.links as Json[]).find((link) => link.rel === 'next')?.href);
     assert.equal(next.searchParams.get('datetime'), '2025-01-01T00:00:00Z/..');
     assert.equal(next.searchParams.get('cachebust'), null);
+    assert.match(next.searchParams.get('token') ?? '', /^next:/, 'pages by keyset');
     const second = (await (await fetch(next)).json()) as Json;
-    assert.deepEqual([first.features[0].id, second.features[0].id, second.numberMatched], [NEW, MID, 2]);
+    assert.deepEqual([first.features[0].id, second.features[0].id], [NEW, MID]);
+    // A filtered search counts its matches only when one page holds them all.
+    assert.deepEqual([first.numberMatched, second.numberMatched], [undefined, undefined]);
+    assert.equal((await json('/stac/v1/search?datetime=2025-01-01T00:00:00Z/..')).numberMatched, 2);
     assert.equal(
       second.links.find((link: Json) => link.rel === 'next'),
       undefined,
     );
+    // prev walks back to the page before.
+    const back = (await (await fetch(second.links.find((link: Json) => link.rel === 'prev').href)).json()) as Json;
+    assert.deepEqual(
+      back.features.map((f: Json) => f.id),
+      [NEW],
+    );
+    assert.equal(
+      back.links.find((link: Json) => link.rel === 'prev'),
+      undefined,
+      'nothing before the first page',
+    );
     const last = await json('/stac/v1/search?limit=1&offset=2');
-    assert.ok(last.links.some((link: Json) => link.rel === 'prev' && link.href.includes('offset=1')));
+    assert.deepEqual(
+      last.features.map((f: Json) => f.id),
+      [OLD],
+    );
+    const before = last.links.find((link: Json) => link.rel === 'prev').href;
+    assert.deepEqual(
+      ((await (await fetch(before)).json()) as Json).features.map((f: Json) => f.id),
+      [MID],
+    );
     const past = await json('/stac/v1/search?offset=10');
     assert.deepEqual([past.features.length, past.numberMatched], [0, 3]);
     assert.equal((await json('/stac/v1/search?limit=5000')).numberReturned, 3, 'a limit above 1000 is clamped');
@@ -241,6 +264,18 @@ describe('STAC API over the demo town', () => {
       ['/stac/v1/search?bbox=0,0,1,1&intersects={"type":"Point","coordinates":[0,0]}', 400, 'intersects', 'query'],
       ['/stac/v1/search?limit=0', 400, 'limit', 'query'],
       ['/stac/v1/search?limit=1&limit=2', 400, 'limit', 'query'],
+      ['/stac/v1/search?offset=10001', 400, 'offset', 'query'],
+      ['/stac/v1/search?offset=1&token=next:WyIyMDI1LTAxLTAxIiwiIiwiIl0', 400, 'offset', 'query'],
+      ['/stac/v1/search?token=later', 400, 'token', 'query'],
+      ['/stac/v1/search?token=next:bm9wZQ', 400, 'token', 'query'],
+      // A token whose id holds a NUL byte: refused before any engine sees it.
+      [
+        `/stac/v1/search?token=next:${Buffer.from('["2025-01-01","","a\\u0000b"]').toString('base64url')}`,
+        400,
+        'token',
+        'query',
+      ],
+      [`/stac/v1/search?ids=${Array.from({ length: 1001 }, (_, i) => i).join(',')}`, 400, 'ids', 'query'],
       ['/stac/v1/collections/nope', 404, '', 'query'],
       ['/stac/v1/collections/nope/items', 404, '', 'query'],
       [`/stac/v1/collections/surveys/items/${'0'.repeat(8)}`, 404, '', 'query'],

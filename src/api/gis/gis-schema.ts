@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { TILE_TYPES } from '../../catalogue/survey.js';
+import { MAX_OFFSET } from '../../gis/stac-paging.js';
 import { DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT } from '../../gis/stac-search.js';
 import { ErrorBodySchema, StringEnum } from '../schemas.js';
 
@@ -78,7 +79,14 @@ export const StacSearchQuerySchema = Type.Object({
     Type.Integer({
       minimum: 0,
       maximum: Number.MAX_SAFE_INTEGER,
-      description: 'Items to skip (the `next` link sets it).',
+      description: `Items to skip, at most ${MAX_OFFSET}; not with token.`,
+    }),
+  ),
+  token: Type.Optional(
+    Type.String({
+      maxLength: 2000,
+      description:
+        'Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first).',
     }),
   ),
 });

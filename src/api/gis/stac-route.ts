@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import { NadirError } from '../../errors.js';
-import { matchingSurveys, surveysExtent } from '../../gis/matching-surveys.js';
+import { extentOfGroups, layerGroups } from '../../gis/layer-extent.js';
 import {
   CONFORMANCE_CLASSES,
   collectionsList,
@@ -17,17 +17,21 @@ import {
   SURVEYS_COLLECTION,
   searchSurveys,
 } from '../../gis/stac-search.js';
-import { type ApiKeyVerifier, authenticate } from '../auth.js';
+import type { TileResponder } from '../../tiles/tile-responder.js';
+import type { ApiKeyVerifier } from '../auth.js';
 import { answerToFailure, sendFailure } from '../error-handling.js';
 import { loggablePath } from '../log-safety.js';
 import { OPENAPI_PATH } from '../openapi.js';
 import { timedStep } from '../request-lifecycle.js';
+import { tileAdmission } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
 import { stacSchemas } from './gis-schema.js';
 
 export interface StacRouteParts {
   keys: ApiKeyVerifier;
-  catalogue: Pick<SurveyCatalogue, 'search' | 'get'>;
+  /** The tile rate limit (tile-responder.ts), which these documents count against. */
+  tiles: Pick<TileResponder, 'admit'>;
+  catalogue: Pick<SurveyCatalogue, 'walk' | 'count' | 'get' | 'groups'>;
   publicUrl: string | undefined;
 }
 
@@ -59,7 +63,7 @@ function requireSurveysCollection(collectionId: string): void {
  */
 export async function registerStacRoutes(
   app: FastifyInstance,
-  { keys, catalogue, publicUrl }: StacRouteParts,
+  { keys, tiles, catalogue, publicUrl }: StacRouteParts,
 ): Promise<void> {
   await app.register(
     async (stac) => {
@@ -74,9 +78,8 @@ export async function registerStacRoutes(
           ),
         ),
       );
-      stac.addHook('preValidation', async (request) => {
-        await timedStep(request, 'auth', () => authenticate(keys, request));
-      });
+      // Counted against the key's tile rate like a tile: STAC clients page as fast as maps fetch tiles.
+      stac.addHook('onRequest', tileAdmission(keys, tiles));
 
       const links = (request: FastifyRequest, reply: FastifyReply) => {
         const found = gisLinksFor(request, publicUrl);
@@ -84,9 +87,10 @@ export async function registerStacRoutes(
         return found;
       };
       const collection = async (request: FastifyRequest, reply: FastifyReply) => {
-        const matching = await timedStep(request, 'catalogue', () => matchingSurveys(catalogue, {}));
-        const tags = [...new Set(matching.surveys.flatMap((survey) => survey.tags))].sort();
-        return surveysCollection(links(request, reply), surveysExtent(matching), tags);
+        const groups = await timedStep(request, 'catalogue', () => layerGroups(catalogue, {}, true));
+        const tags = [...new Set(groups.map((group) => group.tag))].filter((tag) => tag !== '').sort();
+        const extent = extentOfGroups(groups.filter((group) => group.tag === ''));
+        return surveysCollection(links(request, reply), extent, tags);
       };
 
       const landing = async (request: FastifyRequest, reply: FastifyReply) =>
@@ -121,9 +125,11 @@ export async function registerStacRoutes(
           surveys: found.surveys,
           matched: found.matched,
           limit: parsed.limit,
-          offset: parsed.offset,
+          next: found.next,
+          prev: found.prev,
           path,
           query: repeated,
+          self: { offset: query.offset, token: query.token },
         });
       };
       stac.get('/search', { schema: stacSchemas.search }, (request, reply) =>

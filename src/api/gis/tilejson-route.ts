@@ -1,14 +1,16 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import type { TileType } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { NadirError } from '../../errors.js';
 import { utcDate } from '../../geo/dates.js';
+import { extentOfGroups, layerGroups, surveyExtent } from '../../gis/layer-extent.js';
 import { type LayerFilterQuery, parseLayerFilter } from '../../gis/layer-filter.js';
-import { matchingSurveys, surveysExtent } from '../../gis/matching-surveys.js';
 import { tileJson } from '../../gis/tilejson.js';
-import { type ApiKeyVerifier, authenticate } from '../auth.js';
+import type { TileResponder } from '../../tiles/tile-responder.js';
+import type { ApiKeyVerifier } from '../auth.js';
 import { timedStep } from '../request-lifecycle.js';
+import { tileAdmission } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
 import { surveyTileJsonRouteSchema, tileJsonRouteSchema } from './gis-schema.js';
 
@@ -18,7 +20,9 @@ export const SURVEY_TILEJSON_PATH = '/tiles/v3/surveys/:surveyId/:contentType/ti
 
 export interface TileJsonRouteParts {
   keys: ApiKeyVerifier;
-  catalogue: Pick<SurveyCatalogue, 'search' | 'get'>;
+  /** The tile rate limit (tile-responder.ts), which these documents count against. */
+  tiles: Pick<TileResponder, 'admit'>;
+  catalogue: Pick<SurveyCatalogue, 'groups' | 'get'>;
   clock: Clock;
   publicUrl: string | undefined;
 }
@@ -30,26 +34,25 @@ export interface TileJsonRouteParts {
  */
 export function registerTileJsonRoute(
   app: FastifyInstance,
-  { keys, catalogue, clock, publicUrl }: TileJsonRouteParts,
+  { keys, tiles, catalogue, clock, publicUrl }: TileJsonRouteParts,
 ): void {
-  const preValidation = async (request: FastifyRequest) => {
-    await timedStep(request, 'auth', () => authenticate(keys, request));
-  };
-  app.get(TILEJSON_PATH, { schema: tileJsonRouteSchema, preValidation }, async (request, reply) => {
+  // Counted against the key's tile rate like a tile: a map asks for it with every page it opens.
+  const onRequest = tileAdmission(keys, tiles);
+  app.get(TILEJSON_PATH, { schema: tileJsonRouteSchema, onRequest }, async (request, reply) => {
     const type = (request.params as { contentType: TileType }).contentType;
     const filter = parseLayerFilter(request.query as LayerFilterQuery, () => utcDate(clock()));
-    const matching = await timedStep(request, 'catalogue', () => matchingSurveys(catalogue, { type, ...filter }));
+    const groups = await timedStep(request, 'catalogue', () => layerGroups(catalogue, { type, ...filter }));
     const links = gisLinksFor(request, publicUrl);
     cacheFor(reply, links);
-    return tileJson(links, type, filter.written, surveysExtent(matching, type));
+    return tileJson(links, type, filter.written, extentOfGroups(groups));
   });
-  app.get(SURVEY_TILEJSON_PATH, { schema: surveyTileJsonRouteSchema, preValidation }, async (request, reply) => {
+  app.get(SURVEY_TILEJSON_PATH, { schema: surveyTileJsonRouteSchema, onRequest }, async (request, reply) => {
     const { surveyId, contentType: type } = request.params as { surveyId: string; contentType: TileType };
     const survey = await timedStep(request, 'catalogue', () => catalogue.get(surveyId));
     if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `No survey ${JSON.stringify(surveyId.slice(0, 80))}`);
     if (!survey.assets[type]) throw new NadirError('CONTENT_NOT_FOUND', `Survey ${survey.id} has no ${type} tiles`);
     const links = gisLinksFor(request, publicUrl);
     cacheFor(reply, links);
-    return tileJson(links, type, {}, surveysExtent({ surveys: [survey], complete: true }, type), survey.id);
+    return tileJson(links, type, {}, surveyExtent(survey, type), survey.id);
   });
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
+import { type SurveyCatalogue, tagMatches } from '../../catalogue/catalogue.js';
 import type { Clock } from '../../clock.js';
 import { invalidParameter } from '../../errors.js';
 import { isIsoDate, utcDate } from '../../geo/dates.js';
+import { extentOfGroups, groupsByTag, layerGroups } from '../../gis/layer-extent.js';
 import { type LayerFilterQuery, parseLayerFilter } from '../../gis/layer-filter.js';
-import { matchingSurveys, surveysExtent } from '../../gis/matching-surveys.js';
 import {
   CAPABILITIES_PATH,
   CURRENT,
@@ -19,7 +19,7 @@ import {
 } from '../../gis/wmts.js';
 import { parseTileQuery, type TileQuery } from '../../tiles/tile-query.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, authenticate } from '../auth.js';
+import type { ApiKeyVerifier } from '../auth.js';
 import { timedStep } from '../request-lifecycle.js';
 import { tileAnswerers } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
@@ -30,7 +30,7 @@ export const WMTS_TILE_PATH = `${WMTS_ROOT}/:layer/${STYLE}/:time/${TILE_MATRIX_
 
 export interface WmtsRouteParts {
   keys: ApiKeyVerifier;
-  catalogue: Pick<SurveyCatalogue, 'search'>;
+  catalogue: Pick<SurveyCatalogue, 'groups'>;
   tiles: TileResponder;
   clock: Clock;
   publicUrl: string | undefined;
@@ -86,35 +86,34 @@ export function registerWmtsRoutes(
   { keys, catalogue, tiles, clock, publicUrl }: WmtsRouteParts,
 ): void {
   const today = () => utcDate(clock());
+  const { admit, answer } = tileAnswerers({ keys, tiles });
   app.get(
     CAPABILITIES_PATH,
-    {
-      schema: wmtsCapabilitiesRouteSchema,
-      preValidation: async (request) => {
-        await timedStep(request, 'auth', () => authenticate(keys, request));
-      },
-    },
+    // Counted against the key's tile rate like a tile: a client asks for it as often.
+    { schema: wmtsCapabilitiesRouteSchema, onRequest: admit },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const filter = parseLayerFilter(request.query as LayerFilterQuery, today);
-      const matching = await timedStep(request, 'catalogue', () =>
-        matchingSurveys(catalogue, { type: WMTS_TYPE, ...filter }),
+      // One read of the groups: every survey's and, unless the caller chose tags, each tag's.
+      const tagged = filter.written.include === undefined;
+      const groups = await timedStep(request, 'catalogue', () =>
+        layerGroups(catalogue, { type: WMTS_TYPE, ...filter }, tagged),
       );
       const layers: WmtsLayer[] = [
-        { identifier: WMTS_TYPE, title: 'Vertical imagery', extent: surveysExtent(matching, WMTS_TYPE) },
+        {
+          identifier: WMTS_TYPE,
+          title: 'Vertical imagery',
+          extent: extentOfGroups(tagged ? groups.filter((group) => group.tag === '') : groups),
+        },
       ];
-      // One layer per tag and tag type among the matches, unless the caller already chose tags.
-      if (filter.written.include === undefined) {
-        const tags = new Set(
-          matching.surveys.flatMap((survey) => survey.tags.flatMap((tag) => [tag.split(':')[0] as string, tag])),
-        );
-        for (const tag of [...tags].sort()) {
-          const tagged = matching.surveys.filter((survey) =>
-            survey.tags.some((t) => t === tag || t.startsWith(`${tag}:`)),
-          );
+      // One layer per tag and tag type, but none that the caller's exclude empties.
+      if (tagged) {
+        const excluded = filter.tags?.exclude ?? [];
+        for (const [tag, ofTag] of [...groupsByTag(groups)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          if (excluded.some((pattern) => tagMatches(tag, pattern))) continue;
           layers.push({
             identifier: tagLayer(tag),
             title: `Vertical imagery tagged ${tag}`,
-            extent: surveysExtent({ surveys: tagged, complete: matching.complete }, WMTS_TYPE),
+            extent: extentOfGroups(ofTag),
           });
         }
       }
@@ -124,7 +123,6 @@ export function registerWmtsRoutes(
     },
   );
 
-  const { admit, answer } = tileAnswerers({ keys, tiles });
   app.get(WMTS_TILE_PATH, { schema: wmtsTileRouteSchema, onRequest: admit }, (request, reply) =>
     answer(request, reply, wmtsTileQuery(request.params as WmtsTileParams, request.query as LayerFilterQuery, today)),
   );

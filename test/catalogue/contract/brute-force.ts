@@ -16,6 +16,7 @@ import type { Bounds } from '../../../src/geo/web-mercator.js';
 import { mulberry32 } from '../../geo/helpers.js';
 import { box, lFootprint, rectFootprint, survey } from '../helpers.js';
 import type { CatalogueSubject } from './subject.js';
+import { walkAndGroupCases } from './walk-groups.js';
 
 const STEP = 1 / 256;
 const rand = mulberry32(20240601);
@@ -39,6 +40,12 @@ function randomShape(): Shape {
     kind: 'pair',
     parts: [deg(gx, gy, w, 1 + int(8)), deg(gx + w + 1 + int(6), gy + int(6), 1 + int(8), 1 + int(8))],
   };
+}
+
+function shapeBounds(shape: Shape): Bounds {
+  if (shape.kind !== 'pair') return shape.b;
+  const [a, b] = shape.parts;
+  return box(Math.min(a.minX, b.minX), Math.min(a.minY, b.minY), Math.max(a.maxX, b.maxX), Math.max(a.maxY, b.maxY));
 }
 
 function footprintOf(shape: Shape): MultiPolygon {
@@ -75,7 +82,7 @@ function bruteCovers(shape: Shape, area: Bounds): boolean {
 const tagMatch = (tag: string, pattern: string) =>
   tag === pattern || (!pattern.includes(':') && tag.split(':')[0] === pattern);
 
-function bruteSearch(all: { s: Survey; shape: Shape }[], q: SurveySearch): string[] {
+function bruteSearch(all: { s: Survey; shape: Shape }[], q: Omit<SurveySearch, 'limit' | 'offset'>): string[] {
   return all
     .filter(({ s, shape }) => {
       if (!(q.overlap === 'full' ? bruteCovers(shape, q.area) : bruteIntersects(shape, q.area))) return false;
@@ -200,6 +207,17 @@ export function bruteForceCases(subject: CatalogueSubject): void {
         if (expected.length) touched++;
       }
       assert.ok(touched > 150, `${touched} queries found something`);
+    });
+
+    walkAndGroupCases({
+      context: () => ({ catalogue, all }),
+      bruteSearch,
+      randomQuery,
+      boundsOf: shapeBounds,
+      rand,
+      everywhere: deg(-20, -20, 560, 560),
+      dates: DATES,
+      patterns: PATTERNS,
     });
 
     it('random pages are slices of the brute-force order', async () => {

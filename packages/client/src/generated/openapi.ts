@@ -1516,8 +1516,10 @@ export interface paths {
                     collections?: string;
                     /** @description Items per page; above 1000 gets 1000. */
                     limit?: number;
-                    /** @description Items to skip (the `next` link sets it). */
+                    /** @description Items to skip, at most 10000; not with token. */
                     offset?: number;
+                    /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
+                    token?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1635,8 +1637,10 @@ export interface paths {
                     collections?: string;
                     /** @description Items per page; above 1000 gets 1000. */
                     limit?: number;
-                    /** @description Items to skip (the `next` link sets it). */
+                    /** @description Items to skip, at most 10000; not with token. */
                     offset?: number;
+                    /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
+                    token?: string;
                 };
                 header?: never;
                 path: {

@@ -1,0 +1,56 @@
+/**
+ * The catalogue's maintained aggregates (catalogue.ts SurveyGroup), the parts both engines share:
+ * which content types get groups, and a group row read back. Each engine keeps its groups exact
+ * by recomputing, inside the transaction of every put and delete, the groups of the capture dates
+ * it touched, from the surveys of those dates; its migration builds them for surveys already
+ * there, and bulk loaders that bypass `put` run the same rebuild.
+ */
+
+import type { SurveyGroup } from './catalogue.js';
+import type { ContentType } from './survey.js';
+import { CONTENT_TYPES } from './survey.js';
+import { typeMask } from './survey-rows.js';
+
+/** `(name, bit)` of every content type and of `''` (any type, bit 0), as SQL VALUES rows. */
+export function groupTypeValues(): string {
+  const rows = [`('', 0)`, ...CONTENT_TYPES.map((type) => `('${type}', ${typeMask([type])})`)];
+  return rows.join(', ');
+}
+
+/** A group as both engines select it. */
+export interface GroupRow {
+  content_type: string;
+  tag: string;
+  capture_date: string;
+  surveys: number | string;
+  min_x: number;
+  min_y: number;
+  max_x: number;
+  max_y: number;
+  first_photo_time: string;
+  last_photo_time: string;
+  min_zoom: number;
+  max_zoom: number;
+}
+
+export const GROUP_COLUMNS =
+  'content_type, tag, capture_date, surveys, min_x, min_y, max_x, max_y, first_photo_time, last_photo_time, min_zoom, max_zoom';
+
+export function toGroup(row: GroupRow): SurveyGroup {
+  return {
+    type: row.content_type as ContentType | '',
+    tag: row.tag,
+    captureDate: row.capture_date,
+    surveys: Number(row.surveys),
+    bounds: { minX: row.min_x, minY: row.min_y, maxX: row.max_x, maxY: row.max_y },
+    firstPhotoTime: row.first_photo_time,
+    lastPhotoTime: row.last_photo_time,
+    minZoom: row.min_zoom,
+    maxZoom: row.max_zoom,
+  };
+}
+
+/** Tag patterns with and without a type part: `disaster` also matches `disaster:*` tags. */
+export function splitPatterns(patterns: readonly string[]): { exact: string[]; typed: string[] } {
+  return { exact: [...patterns], typed: patterns.filter((pattern) => !pattern.includes(':')) };
+}
