@@ -7,8 +7,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { multiPolygonBounds } from '../../src/geo/polygon.js';
 import { type PostgresServer, SKIP_POSTGRES, startPostgres } from '../support/servers.js';
-import { type ApiFixture, createKey, startApi } from './helpers.js';
+import { type ApiFixture, createKey, realdataMissing, startApi } from './helpers.js';
+import { ingestRealdataSurvey, tileGrid } from './tiles-fixture.js';
 
 /** NADIR_DATABASE_TIMEOUT_MS here: an answer may take this, plus the time to make it. */
 const TIMEOUT_MS = 1_000;
@@ -123,6 +125,62 @@ describe('a server whose PostgreSQL stops or hangs', { skip: SKIP_POSTGRES }, ()
       await pg.thaw();
     }
     await recovered(key);
+  });
+
+  test('imagery and tiles: 503 before any billing while stopped, billed exactly once after', {
+    skip: realdataMissing,
+  }, async () => {
+    const { account, key: own } = await createKey(api.services, 'imagery-faults');
+    const survey = await ingestRealdataSurvey(api.services, api.dir, 'webodm/orthophoto.tif', {
+      id: '7c1e5b2a-4d3f-4a6e-9b8c-0f1e2d3c4b5a',
+      captureDate: '2025-06-01',
+    });
+    const box = multiPolygonBounds(survey.footprint);
+    const lon = (box.minX + box.maxX) / 2;
+    const lat = (box.minY + box.maxY) / 2;
+    const coverage = await api.get(
+      `/staticmap/v2/coverage.json?apikey=${own}&point=${lon},${lat}&radius=30&resources=Vert`,
+    );
+    assert.equal(coverage.status, 200);
+    const token = ((await coverage.json()) as { transactionToken: string }).transactionToken;
+    const download = `/staticmap/v2/surveys/${survey.id}/Vert.tif?transactionToken=${encodeURIComponent(token)}&point=${lon},${lat}&radius=30&size=64x64`;
+    const asset = survey.assets.Vert;
+    assert.ok(asset);
+    const z = asset.maxZoom - 1;
+    const grid = tileGrid(z);
+    const tile = `${z}/${grid.column((asset.bounds.minX + asset.bounds.maxX) / 2)}/${grid.row((asset.bounds.minY + asset.bounds.maxY) / 2)}.jpg`;
+    await pg.psql('faults', 'CHECKPOINT');
+    await pg.halt();
+    try {
+      for (const path of [download, download]) {
+        const answer = await timed(path);
+        assert.equal(answer.status, 503, `imagery while stopped: ${answer.status} ${answer.body.slice(0, 200)}`);
+        assert.equal(JSON.parse(answer.body).code, 'DATABASE_UNAVAILABLE');
+        assert.match(answer.retryAfter ?? '', /^[1-9]\d*$/);
+        assert.ok(answer.ms < TIMEOUT_MS + SLACK_MS, `imagery took ${answer.ms.toFixed(0)} ms`);
+      }
+      // Tiles need the catalogue only for places not yet remembered: a 200 or a 503, never a 500.
+      for (const path of [
+        `/tiles/v3/Vert/${tile}?apikey=${own}`,
+        `/tiles/v3/surveys/${survey.id}/Vert/${tile}?apikey=${own}`,
+      ]) {
+        const answer = await timed(path);
+        assert.ok([200, 503].includes(answer.status), `${path}: ${answer.status} ${answer.body.slice(0, 200)}`);
+        if (answer.status === 503) assert.match(answer.retryAfter ?? '', /^[1-9]\d*$/);
+        assert.ok(answer.ms < TIMEOUT_MS + SLACK_MS, `${path} took ${answer.ms.toFixed(0)} ms`);
+      }
+    } finally {
+      await pg.restart();
+    }
+    await recovered(key);
+    for (let i = 0; i < 2; i++)
+      assert.equal((await api.get(download)).status, 200, 'downloads once the database is back');
+    const usage = await api.services.accounts.usage(account.id);
+    assert.equal(
+      usage.months.reduce((sum, m) => sum + m.transactions, 0),
+      1,
+      'the failed attempts billed nothing; the two downloads one transaction',
+    );
   });
 
   test('no answer was a 500, and the outage is logged with its cause', () => {

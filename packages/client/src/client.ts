@@ -8,6 +8,7 @@ import { type DsmChangeFiguresRequest, type DsmChangeTileRequest, dsmChangeTileP
 import { NadirUsageError, TransactionTokenError } from './errors.js';
 import * as gis from './gis.js';
 import { type CoverageOptions, coverageParameters, oneOf } from './query.js';
+import { lendSignal, releasingWhenRead } from './request-signal.js';
 import {
   type CallOptions,
   type ImageryRequest,
@@ -132,7 +133,18 @@ export class NadirClient {
     if (withKey && this.#keyInHeader) headers.authorization = `Apikey ${this.#apiKey}`;
     else if (withKey) url.searchParams.set('apikey', this.#apiKey);
     const href = url.href;
-    return sendWithRetry(() => this.#fetch(href, { headers, ...(signal ? { signal } : {}) }), this.#retry, signal);
+    const lent = lendSignal(signal);
+    try {
+      const response = await sendWithRetry(
+        () => this.#fetch(href, { headers, ...(lent.signal ? { signal: lent.signal } : {}) }),
+        this.#retry,
+        signal,
+      );
+      return signal ? releasingWhenRead(response, lent.release) : response;
+    } catch (error) {
+      lent.release();
+      throw error;
+    }
   }
 
   async #json<T>(path: string, params: URLSearchParams, withKey: boolean, signal?: AbortSignal): Promise<T> {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { NadirClient } from '../src/client.js';
 import { NadirApiError, NadirProtocolError, NadirUsageError } from '../src/errors.js';
@@ -195,6 +198,57 @@ describe('STAC', () => {
     );
     assert.equal(cap.calls.length, 1000);
     await assert.rejects(client(endless.fetch).stacSearch({ maxPages: 0 }).next(), NadirUsageError);
+  });
+
+  test("a walk of 300 pages over real HTTP leaves no listener on the caller's signal, and its abort still stops it", async () => {
+    // Node's own fetch, not a fake: it is what hung a listener on the signal per request.
+    const server = createServer((request, response) => {
+      const page = Number(new URL(request.url ?? '/', 'http://x').searchParams.get('page') ?? 1);
+      response.setHeader('content-type', 'application/geo+json');
+      response.end(
+        JSON.stringify({
+          type: 'FeatureCollection',
+          features: [item(`p${page}`)],
+          links: [{ rel: 'next', href: `http://127.0.0.1:${port}/stac/v1/search?page=${page + 1}` }],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const real = new NadirClient({ baseUrl: `http://127.0.0.1:${port}/`, apiKey: 'key-1' });
+      const controller = new AbortController();
+      let seen = 0;
+      await assert.rejects(
+        (async () => {
+          for await (const _ of real.stacSearch({ maxPages: 300, signal: controller.signal })) seen++;
+        })(),
+        /stopped after 300 pages/,
+      );
+      assert.equal(seen, 300);
+      assert.equal(getEventListeners(controller.signal, 'abort').length, 0, 'no listener left on the signal');
+      // The caller's abort still reaches a request in flight.
+      const stopping = new AbortController();
+      let pages = 0;
+      await assert.rejects(
+        (async () => {
+          for await (const _ of real.stacSearch({ signal: stopping.signal })) if (++pages === 3) stopping.abort();
+        })(),
+        (error: Error) => error.name === 'AbortError',
+      );
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        warnings.filter((name) => name === 'MaxListenersExceededWarning'),
+        [],
+      );
+    } finally {
+      process.off('warning', onWarning);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('a malformed page is a NadirProtocolError that says what is wrong, not a TypeError', async () => {
