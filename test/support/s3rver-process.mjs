@@ -34,4 +34,17 @@ const server = new S3rver({
 });
 const { port: listening } = await server.run();
 process.stdout.write(`listening ${listening}\n`);
+// SIGUSR2 revokes the one access key (s3rver's own AWSAccount.revokeAccessKey: every request is
+// then a 403 InvalidAccessKeyId, as for a key an operator revoked), and the next restores it.
+const { default: AWSAccount } = await import('@20minutes/s3rver/lib/models/account.js');
+process.on('SIGUSR2', () => {
+  const account = AWSAccount.DUMMY_ACCOUNT;
+  if (account.accessKeys.has('S3RVER')) {
+    account.revokeAccessKey('S3RVER');
+    process.stdout.write('keys revoked\n');
+  } else {
+    account.createKeyPair('S3RVER', 'S3RVER');
+    process.stdout.write('keys restored\n');
+  }
+});
 process.once('SIGTERM', () => server.close().then(() => process.exit(0)));

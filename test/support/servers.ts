@@ -318,6 +318,9 @@ export interface S3Server {
   /** SIGSTOP: connections stay open and nothing answers, until `thaw`. */
   freeze(): void;
   thaw(): void;
+  /** Revokes the access key nadir signs with (every request a 403 InvalidAccessKeyId), until `restoreKeys`. */
+  revokeKeys(): Promise<void>;
+  restoreKeys(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -349,6 +352,17 @@ export async function startS3(...buckets: string[]): Promise<S3Server> {
   };
   await start();
   const endpoint = `http://127.0.0.1:${port}`;
+  /** SIGUSR2 toggles the key (s3rver-process.mjs); done when it says so. */
+  const signalled = async (said: string) => {
+    const before = output.split(said).length;
+    child.kill('SIGUSR2');
+    await waitFor(
+      `s3rver ${said}`,
+      async () => output.split(said).length > before,
+      child,
+      () => output,
+    );
+  };
   return {
     port,
     endpoint,
@@ -369,6 +383,8 @@ export async function startS3(...buckets: string[]): Promise<S3Server> {
     },
     freeze: () => child.kill('SIGSTOP'),
     thaw: () => child.kill('SIGCONT'),
+    revokeKeys: () => signalled('keys revoked'),
+    restoreKeys: () => signalled('keys restored'),
     async stop() {
       child.kill('SIGCONT');
       await stopChild(child, 'SIGTERM');
