@@ -20,7 +20,14 @@ import {
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
-import { GROUP_COLUMNS, type GroupRow, groupTypeValues, splitPatterns, toGroup } from './survey-groups.js';
+import {
+  GROUP_COLUMNS,
+  type GroupRow,
+  groupsOfSurvey,
+  groupTypeValues,
+  splitPatterns,
+  toGroup,
+} from './survey-groups.js';
 import {
   assetLocations,
   type DocumentRow,
@@ -177,9 +184,32 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
       await sql`
         INSERT INTO survey_versions (id, last_version) VALUES (${row.id}, ${row.version})
         ON CONFLICT (id) DO UPDATE SET last_version = GREATEST(survey_versions.last_version, excluded.last_version)`;
-      await this.#regroup(sql, [row.capture_date, ...(previous ? [previous] : [])]);
+      if (previous) await this.#regroup(sql, [row.capture_date, previous]);
+      else await this.#addToGroups(sql, groupsOfSurvey(survey, bounds));
     });
     await this.#changes.refresh();
+  }
+
+  /** Within put's transaction: a new survey merged into its groups, under its date's lock (#regroup). */
+  async #addToGroups(sql: PostgresTransaction, groups: SurveyGroup[]): Promise<void> {
+    const date = groups[0]?.captureDate as string;
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`nadir survey groups ${date}`}, 0))`;
+    const column = <T>(pick: (group: SurveyGroup) => T) => groups.map(pick);
+    await sql`
+      INSERT INTO survey_groups (${sql.unsafe(GROUP_COLUMNS)})
+      SELECT type, tag, ${date}, 1, min_x, min_y, max_x, max_y, ${groups[0]?.firstPhotoTime as string},
+        ${groups[0]?.lastPhotoTime as string}, min_zoom, max_zoom
+      FROM unnest(${column((g) => g.type)}::text[], ${column((g) => g.tag)}::text[],
+        ${column((g) => g.bounds.minX)}::float8[], ${column((g) => g.bounds.minY)}::float8[],
+        ${column((g) => g.bounds.maxX)}::float8[], ${column((g) => g.bounds.maxY)}::float8[],
+        ${column((g) => g.minZoom)}::int[], ${column((g) => g.maxZoom)}::int[])
+        AS g(type, tag, min_x, min_y, max_x, max_y, min_zoom, max_zoom)
+      ON CONFLICT (content_type, tag, capture_date) DO UPDATE SET surveys = survey_groups.surveys + 1,
+        min_x = LEAST(survey_groups.min_x, excluded.min_x), min_y = LEAST(survey_groups.min_y, excluded.min_y),
+        max_x = GREATEST(survey_groups.max_x, excluded.max_x), max_y = GREATEST(survey_groups.max_y, excluded.max_y),
+        first_photo_time = LEAST(survey_groups.first_photo_time, excluded.first_photo_time),
+        last_photo_time = GREATEST(survey_groups.last_photo_time, excluded.last_photo_time),
+        min_zoom = LEAST(survey_groups.min_zoom, excluded.min_zoom), max_zoom = GREATEST(survey_groups.max_zoom, excluded.max_zoom)`;
   }
 
   /**

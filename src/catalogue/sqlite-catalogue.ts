@@ -25,7 +25,7 @@ import {
   packFootprint,
 } from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
-import { GROUP_COLUMNS, type GroupRow, groupTypeValues, toGroup } from './survey-groups.js';
+import { GROUP_COLUMNS, type GroupRow, groupsOfSurvey, groupTypeValues, toGroup } from './survey-groups.js';
 import {
   assetLocations,
   type DocumentRow,
@@ -201,6 +201,24 @@ function groupsSql(tags: 'none' | 'all' | 'patterns'): string {
     ORDER BY capture_date DESC, tag`;
 }
 
+/** A new survey's group as addToGroup's parameters. */
+function groupParams(group: SurveyGroup) {
+  const { minX, minY, maxX, maxY } = group.bounds;
+  return {
+    type: group.type,
+    tag: group.tag,
+    date: group.captureDate,
+    minX,
+    minY,
+    maxX,
+    maxY,
+    first: group.firstPhotoTime,
+    last: group.lastPhotoTime,
+    minZoom: group.minZoom,
+    maxZoom: group.maxZoom,
+  };
+}
+
 interface OrderedRow extends CandidateRow {
   body: string;
 }
@@ -250,6 +268,16 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       changes: db.prepare('SELECT changes FROM catalogue_changes').pluck(),
       rowidOf: db.prepare('SELECT rowid, capture_date AS captureDate FROM surveys WHERE id = ?'),
+      addToGroup: db.prepare(
+        `INSERT INTO survey_groups (${GROUP_COLUMNS})
+         VALUES (@type, @tag, @date, 1, @minX, @minY, @maxX, @maxY, @first, @last, @minZoom, @maxZoom)
+         ON CONFLICT (content_type, tag, capture_date) DO UPDATE SET surveys = surveys + 1,
+           min_x = min(min_x, excluded.min_x), min_y = min(min_y, excluded.min_y),
+           max_x = max(max_x, excluded.max_x), max_y = max(max_y, excluded.max_y),
+           first_photo_time = min(first_photo_time, excluded.first_photo_time),
+           last_photo_time = max(last_photo_time, excluded.last_photo_time),
+           min_zoom = min(min_zoom, excluded.min_zoom), max_zoom = max(max_zoom, excluded.max_zoom)`,
+      ),
       dropGroups: db.prepare('DELETE FROM survey_groups WHERE capture_date IN (SELECT value FROM json_each(?))'),
       computeGroups: db.prepare(sqliteGroupsInsert('s.capture_date IN (SELECT value FROM json_each(@dates))')),
       groups: {
@@ -327,7 +355,8 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         );
         s.insertExtent.run(lastInsertRowid, bounds.minX, bounds.maxX, bounds.minY, bounds.maxY);
         s.bumpVersion.run(survey.id, survey.version);
-        this.#regroup([survey.captureDate, ...(existing ? [existing.captureDate] : [])]);
+        if (existing) this.#regroup([survey.captureDate, existing.captureDate]);
+        else for (const group of groupsOfSurvey(survey, bounds)) s.addToGroup.run(groupParams(group));
       })
       .immediate();
     this.#ownWrites++;

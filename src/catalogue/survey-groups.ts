@@ -1,14 +1,15 @@
 /**
  * The catalogue's maintained aggregates (catalogue.ts SurveyGroup), the parts both engines share:
- * which content types get groups, and a group row read back. Each engine keeps its groups exact
- * by recomputing, inside the transaction of every put and delete, the groups of the capture dates
- * it touched, from the surveys of those dates; its migration builds them for surveys already
- * there, and bulk loaders that bypass `put` run the same rebuild.
+ * which content types get groups, a new survey's groups, and a group row read back. Each engine
+ * keeps its groups exact inside the transaction of every put and delete: a new survey is merged
+ * into its groups (counts add, boxes and times widen), while a replacement or a delete, which can
+ * shrink a group, recomputes the groups of the capture dates it touched from their surveys. The
+ * migration builds the groups of surveys already there, and bulk loaders that bypass `put` run
+ * the same rebuild.
  */
-
+import type { Bounds } from '../geo/web-mercator.js';
 import type { SurveyGroup } from './catalogue.js';
-import type { ContentType } from './survey.js';
-import { CONTENT_TYPES } from './survey.js';
+import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 import { typeMask } from './survey-rows.js';
 
 /** `(name, bit)` of every content type and of `''` (any type, bit 0), as SQL VALUES rows. */
@@ -53,4 +54,24 @@ export function toGroup(row: GroupRow): SurveyGroup {
 /** Tag patterns with and without a type part: `disaster` also matches `disaster:*` tags. */
 export function splitPatterns(patterns: readonly string[]): { exact: string[]; typed: string[] } {
   return { exact: [...patterns], typed: patterns.filter((pattern) => !pattern.includes(':')) };
+}
+
+/** The groups one survey belongs to, each as if it were its only survey. */
+export function groupsOfSurvey(survey: Survey, box: Bounds): SurveyGroup[] {
+  const types: (ContentType | '')[] = ['', ...CONTENT_TYPES.filter((type) => survey.assets[type])];
+  const tags = ['', ...new Set(survey.tags)];
+  return types.flatMap((type) => {
+    const asset = type === '' ? undefined : survey.assets[type];
+    return tags.map((tag) => ({
+      type,
+      tag,
+      captureDate: survey.captureDate,
+      surveys: 1,
+      bounds: box,
+      firstPhotoTime: survey.firstPhotoTime,
+      lastPhotoTime: survey.lastPhotoTime,
+      minZoom: asset?.minZoom ?? 0,
+      maxZoom: asset?.maxZoom ?? 0,
+    }));
+  });
 }
