@@ -107,6 +107,21 @@ export interface GroupQuery {
   tags: 'none' | 'all' | readonly string[];
 }
 
+/**
+ * The groups of one tag (`''`: every survey) over the dates a GroupQuery selects, merged by the
+ * engine: what a layer or a collection spans, with its capture dates (newest first).
+ */
+export interface TagExtent {
+  tag: string;
+  surveys: number;
+  bounds: Bounds;
+  firstPhotoTime: string;
+  lastPhotoTime: string;
+  minZoom: number;
+  maxZoom: number;
+  captureDates: string[];
+}
+
 export interface SurveyPage<V extends SurveyView = 'document'> {
   surveys: (V extends 'listing' ? SurveyListing : Survey)[];
   total: number;
@@ -141,6 +156,8 @@ export interface SurveyCatalogue {
   walk(query: SurveyWalk): Promise<SurveyWalkPage>;
   /** The maintained aggregates the query selects, newest date first (see SurveyGroup). */
   groups(query: GroupQuery): Promise<SurveyGroup[]>;
+  /** The same groups merged per tag, in the engine: one row a tag, not one a tag and date. */
+  extents(query: GroupQuery): Promise<TagExtent[]>;
   /** Every file location the catalogue references, so storage can remove what nothing references. */
   referencedFiles(): Promise<Set<string>>;
   count(): Promise<number>;

@@ -16,6 +16,7 @@ import {
   type SurveyView,
   type SurveyWalk,
   type SurveyWalkPage,
+  type TagExtent,
   type TagFilter,
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
@@ -26,7 +27,10 @@ import {
   groupsOfSurvey,
   groupTypeValues,
   splitPatterns,
+  TAG_EXTENT_COLUMNS,
+  type TagExtentRow,
   toGroup,
+  toTagExtent,
 } from './survey-groups.js';
 import {
   assetLocations,
@@ -355,7 +359,8 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   #ordered(query: SurveyWalk, order: 'newest' | 'oldest', after: SurveyOrderKey | undefined, count: number) {
     const sql = this.#sql;
     type Row = DocumentRow & SurveyOrderKey;
-    const where = this.#where(query);
+    // The box as a plain filter, not the GiST index's: the walk must follow the order's index.
+    const where = this.#where(query, false);
     if (order === 'newest') {
       const place = after ?? { captureDate: '9999-99-99', lastPhotoTime: '', id: '' };
       return sql<Row[]>`
@@ -374,6 +379,22 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
 
   async groups(query: GroupQuery): Promise<SurveyGroup[]> {
     const sql = this.#sql;
+    const rows = await sql<GroupRow[]>`
+      SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM survey_groups WHERE ${this.#groupsWhere(query)}
+      ORDER BY capture_date DESC, tag`;
+    return rows.map(toGroup);
+  }
+
+  async extents(query: GroupQuery): Promise<TagExtent[]> {
+    const sql = this.#sql;
+    const rows = await sql<TagExtentRow[]>`
+      SELECT ${sql.unsafe(TAG_EXTENT_COLUMNS)}, string_agg(capture_date, ',' ORDER BY capture_date DESC) AS dates
+      FROM survey_groups WHERE ${this.#groupsWhere(query)} GROUP BY tag ORDER BY tag`;
+    return rows.map(toTagExtent);
+  }
+
+  #groupsWhere(query: GroupQuery) {
+    const sql = this.#sql;
     const tags =
       query.tags === 'none'
         ? sql`tag = ''`
@@ -381,18 +402,18 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
           ? sql`TRUE`
           : sql`tag <> '' AND (tag = ANY(${splitPatterns(query.tags).exact}::text[])
               OR split_part(tag, ':', 1) = ANY(${splitPatterns(query.tags).typed}::text[]) AND strpos(tag, ':') > 0)`;
-    const rows = await sql<GroupRow[]>`
-      SELECT ${sql.unsafe(GROUP_COLUMNS)} FROM survey_groups
-      WHERE content_type = ${query.type ?? ''} AND capture_date >= ${query.since ?? '0000-00-00'}
-        AND capture_date <= ${query.until ?? '9999-99-99'} AND ${tags}
-      ORDER BY capture_date DESC, tag`;
-    return rows.map(toGroup);
+    return sql`content_type = ${query.type ?? ''} AND capture_date >= ${query.since ?? '0000-00-00'}
+      AND capture_date <= ${query.until ?? '9999-99-99'} AND ${tags}`;
   }
 
   /** The index's box test and every filter but the exact footprint test. */
-  #where(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>) {
+  #where(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>, byIndex = true) {
     const sql = this.#sql;
     const { minX, minY, maxX, maxY } = query.area;
+    const box = byIndex
+      ? sql`footprint && ST_MakeEnvelope(${minX}, ${minY}, ${maxX}, ${maxY}, 4326)`
+      : sql`ST_XMax(footprint) >= ${minX} AND ST_XMin(footprint) <= ${maxX}
+          AND ST_YMax(footprint) >= ${minY} AND ST_YMin(footprint) <= ${maxY}`;
     const mask = typeMask(query.types ?? []);
     const types =
       mask === 0
@@ -400,7 +421,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
         : query.typeMatch === 'any'
           ? sql`(type_mask & ${mask}) <> 0`
           : sql`(type_mask & ${mask}) = ${mask}`;
-    return sql`footprint && ST_MakeEnvelope(${minX}, ${minY}, ${maxX}, ${maxY}, 4326)
+    return sql`${box}
       AND capture_date >= ${query.since ?? '0000-00-00'} AND capture_date <= ${query.until ?? '9999-99-99'}
       AND ${types} AND ${this.#tags(query.tags)}`;
   }
@@ -427,7 +448,10 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   }
 
   async count(): Promise<number> {
-    const [row] = await this.#sql<{ n: string }[]>`SELECT count(*)::text AS n FROM surveys`;
+    // From the maintained groups (every survey once in its date's group of any type and tag):
+    // count(*) reads every row, 10-30 ms at 100,000 surveys, and STAC asks on every page.
+    const [row] = await this.#sql<{ n: string }[]>`
+      SELECT coalesce(sum(surveys), 0)::text AS n FROM survey_groups WHERE content_type = '' AND tag = ''`;
     return Number(row?.n);
   }
 

@@ -16,6 +16,7 @@ import {
   type SurveyView,
   type SurveyWalk,
   type SurveyWalkPage,
+  type TagExtent,
 } from './catalogue.js';
 import {
   footprintNumbers,
@@ -25,7 +26,16 @@ import {
   packFootprint,
 } from './packed-footprint.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
-import { GROUP_COLUMNS, type GroupRow, groupsOfSurvey, groupTypeValues, toGroup } from './survey-groups.js';
+import {
+  GROUP_COLUMNS,
+  type GroupRow,
+  groupsOfSurvey,
+  groupTypeValues,
+  TAG_EXTENT_COLUMNS,
+  type TagExtentRow,
+  toGroup,
+  toTagExtent,
+} from './survey-groups.js';
 import {
   assetLocations,
   type DocumentRow,
@@ -188,7 +198,8 @@ function orderedCandidatesSql(order: 'newest' | 'oldest'): string {
     LIMIT @rows`;
 }
 
-function groupsSql(tags: 'none' | 'all' | 'patterns'): string {
+/** The groups a GroupQuery selects, as rows (`groups`) or merged per tag (`extents`). */
+function groupsSql(tags: 'none' | 'all' | 'patterns', merged = false): string {
   const tagTest =
     tags === 'none'
       ? `tag = ''`
@@ -196,9 +207,21 @@ function groupsSql(tags: 'none' | 'all' | 'patterns'): string {
         ? 'TRUE'
         : `tag != '' AND EXISTS (SELECT 1 FROM json_each(@patterns) p
             WHERE tag = p.value OR (instr(p.value, ':') = 0 AND substr(tag, 1, length(p.value) + 1) = p.value || ':'))`;
-  return `SELECT ${GROUP_COLUMNS} FROM survey_groups
-    WHERE content_type = @type AND capture_date >= @since AND capture_date <= @until AND ${tagTest}
-    ORDER BY capture_date DESC, tag`;
+  const where = `WHERE content_type = @type AND capture_date >= @since AND capture_date <= @until AND ${tagTest}`;
+  if (merged) {
+    return `SELECT ${TAG_EXTENT_COLUMNS}, group_concat(capture_date, ',' ORDER BY capture_date DESC) AS dates
+      FROM survey_groups ${where} GROUP BY tag ORDER BY tag`;
+  }
+  return `SELECT ${GROUP_COLUMNS} FROM survey_groups ${where} ORDER BY capture_date DESC, tag`;
+}
+
+function groupParameters(query: GroupQuery) {
+  return {
+    type: query.type ?? '',
+    since: query.since ?? '0000-00-00',
+    until: query.until ?? '9999-99-99',
+    ...(typeof query.tags === 'string' ? {} : { patterns: JSON.stringify(query.tags) }),
+  };
 }
 
 /** A new survey's group as addToGroup's parameters. */
@@ -284,6 +307,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         none: db.prepare(groupsSql('none')),
         all: db.prepare(groupsSql('all')),
         patterns: db.prepare(groupsSql('patterns')),
+      },
+      extents: {
+        none: db.prepare(groupsSql('none', true)),
+        all: db.prepare(groupsSql('all', true)),
+        patterns: db.prepare(groupsSql('patterns', true)),
       },
       areaCandidates: db
         .prepare(
@@ -521,13 +549,12 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   async groups(query: GroupQuery): Promise<SurveyGroup[]> {
     const mode = typeof query.tags === 'string' ? query.tags : 'patterns';
-    const rows = this.#statements.groups[mode].all({
-      type: query.type ?? '',
-      since: query.since ?? '0000-00-00',
-      until: query.until ?? '9999-99-99',
-      ...(mode === 'patterns' ? { patterns: JSON.stringify(query.tags) } : {}),
-    }) as GroupRow[];
-    return rows.map(toGroup);
+    return (this.#statements.groups[mode].all(groupParameters(query)) as GroupRow[]).map(toGroup);
+  }
+
+  async extents(query: GroupQuery): Promise<TagExtent[]> {
+    const mode = typeof query.tags === 'string' ? query.tags : 'patterns';
+    return (this.#statements.extents[mode].all(groupParameters(query)) as TagExtentRow[]).map(toTagExtent);
   }
 
   /** Only the page's documents are read (a dense area can have hundreds of candidates), in one statement. */

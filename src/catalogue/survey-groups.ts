@@ -8,7 +8,7 @@
  * the same rebuild.
  */
 import type { Bounds } from '../geo/web-mercator.js';
-import type { SurveyGroup } from './catalogue.js';
+import type { SurveyGroup, TagExtent } from './catalogue.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 import { typeMask } from './survey-rows.js';
 
@@ -48,6 +48,38 @@ export function toGroup(row: GroupRow): SurveyGroup {
     lastPhotoTime: row.last_photo_time,
     minZoom: row.min_zoom,
     maxZoom: row.max_zoom,
+  };
+}
+
+/** A tag's groups merged (both engines select these columns, `dates` comma-joined newest first). */
+export interface TagExtentRow {
+  tag: string;
+  surveys: number | string;
+  min_x: number;
+  min_y: number;
+  max_x: number;
+  max_y: number;
+  first_photo_time: string;
+  last_photo_time: string;
+  min_zoom: number;
+  max_zoom: number;
+  dates: string;
+}
+
+export const TAG_EXTENT_COLUMNS = `tag, sum(surveys) AS surveys, min(min_x) AS min_x, min(min_y) AS min_y,
+  max(max_x) AS max_x, max(max_y) AS max_y, min(first_photo_time) AS first_photo_time,
+  max(last_photo_time) AS last_photo_time, min(min_zoom) AS min_zoom, max(max_zoom) AS max_zoom`;
+
+export function toTagExtent(row: TagExtentRow): TagExtent {
+  return {
+    tag: row.tag,
+    surveys: Number(row.surveys),
+    bounds: { minX: row.min_x, minY: row.min_y, maxX: row.max_x, maxY: row.max_y },
+    firstPhotoTime: row.first_photo_time,
+    lastPhotoTime: row.last_photo_time,
+    minZoom: row.min_zoom,
+    maxZoom: row.max_zoom,
+    captureDates: row.dates.split(','),
   };
 }
 

@@ -1,10 +1,11 @@
 /**
  * What a layer or a collection spans: the lon/lat box, the photo times, the zooms of one content
  * type and the capture dates, read from the catalogue's maintained groups (catalogue.ts
- * SurveyGroup), never from the surveys: at 100,000 surveys a layer is described from a few
- * thousand groups. `layerGroups` reads through the catalogue it is given; the rest is pure.
+ * SurveyGroup) merged a row a tag, never from the surveys: at 100,000 surveys and 1,000 tags a
+ * layer list is made from 1,001 rows. `layerExtents` reads through the catalogue it is given;
+ * the rest is pure.
  */
-import type { SurveyCatalogue, SurveyGroup, TagFilter } from '../catalogue/catalogue.js';
+import type { SurveyCatalogue, TagExtent, TagFilter } from '../catalogue/catalogue.js';
 import type { ContentType, Survey } from '../catalogue/survey.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
 import type { Bounds } from '../geo/web-mercator.js';
@@ -30,18 +31,19 @@ export interface SurveysExtent {
 }
 
 /**
- * The groups of the surveys a layer filter matches: with `include`, the groups of the tags it
- * names; else those of every survey, and with `everyTag` each tag's groups beside them. An
- * `exclude` is not applied: groups cannot subtract one tag's surveys from another's, so the
- * extent is then that of the layer before exclusion (a box and dates a little wide, never short).
+ * The extents of the surveys a layer filter matches, a row a tag (catalogue.ts `extents`): with
+ * `include`, the tags it names; else every survey's (tag `''`), and with `everyTag` each tag's
+ * beside it. An `exclude` is not applied: groups cannot subtract one tag's surveys from another's,
+ * so the extent is then that of the layer before exclusion (a box and dates a little wide, never
+ * short).
  */
-export function layerGroups(
-  catalogue: Pick<SurveyCatalogue, 'groups'>,
+export function layerExtents(
+  catalogue: Pick<SurveyCatalogue, 'extents'>,
   filter: LayerFilter,
   everyTag = false,
-): Promise<SurveyGroup[]> {
+): Promise<TagExtent[]> {
   const include = filter.tags?.include;
-  return catalogue.groups({
+  return catalogue.extents({
     type: filter.type,
     since: filter.since,
     until: filter.until,
@@ -59,25 +61,31 @@ function union(a: Bounds | undefined, b: Bounds): Bounds {
   };
 }
 
-/** The extent of the surveys in some groups (a survey in several of them counts once alike). */
-export function extentOfGroups(groups: readonly SurveyGroup[]): SurveysExtent {
+/**
+ * The extent of the surveys of some tags' rows (a survey under several of them counts once
+ * alike). `typed`: the rows are of one content type, whose zooms they carry.
+ */
+export function extentOf(rows: readonly TagExtent[], typed: boolean): SurveysExtent {
   let bounds: Bounds | undefined;
   let start: string | undefined;
   let end: string | undefined;
   let minZoom: number | undefined;
   let maxZoom: number | undefined;
-  const dates = new Set<string>();
-  for (const group of groups) {
-    bounds = union(bounds, group.bounds);
-    if (start === undefined || group.firstPhotoTime < start) start = group.firstPhotoTime;
-    if (end === undefined || group.lastPhotoTime > end) end = group.lastPhotoTime;
-    if (group.type !== '') {
-      minZoom = Math.min(minZoom ?? group.minZoom, group.minZoom);
-      maxZoom = Math.max(maxZoom ?? group.maxZoom, group.maxZoom);
+  for (const row of rows) {
+    bounds = union(bounds, row.bounds);
+    if (start === undefined || row.firstPhotoTime < start) start = row.firstPhotoTime;
+    if (end === undefined || row.lastPhotoTime > end) end = row.lastPhotoTime;
+    if (typed) {
+      minZoom = Math.min(minZoom ?? row.minZoom, row.minZoom);
+      maxZoom = Math.max(maxZoom ?? row.maxZoom, row.maxZoom);
     }
-    dates.add(group.captureDate);
   }
-  return { bounds, start, end, minZoom, maxZoom, captureDates: [...dates].sort().reverse() };
+  // Each row's dates are newest first already: one row needs no merge.
+  const captureDates =
+    rows.length === 1
+      ? [...(rows[0] as TagExtent).captureDates]
+      : [...new Set(rows.flatMap((row) => row.captureDates))].sort().reverse();
+  return { bounds, start, end, minZoom, maxZoom, captureDates };
 }
 
 /** One survey's extent (its own TileJSON). */
@@ -93,19 +101,19 @@ export function surveyExtent(survey: Survey, type?: ContentType): SurveysExtent 
   };
 }
 
-/** Groups by the layers they belong to: each tag's own, and its type's (`disaster` for `disaster:fire`). */
-export function groupsByTag(groups: readonly SurveyGroup[]): Map<string, SurveyGroup[]> {
-  const byTag = new Map<string, SurveyGroup[]>();
-  const add = (tag: string, group: SurveyGroup) => {
-    const list = byTag.get(tag);
-    if (list) list.push(group);
-    else byTag.set(tag, [group]);
+/** Tags' rows by the layers they belong to: each tag's own, and its type's (`disaster` for `disaster:fire`). */
+export function extentsByLayer(rows: readonly TagExtent[]): Map<string, TagExtent[]> {
+  const byLayer = new Map<string, TagExtent[]>();
+  const add = (layer: string, row: TagExtent) => {
+    const list = byLayer.get(layer);
+    if (list) list.push(row);
+    else byLayer.set(layer, [row]);
   };
-  for (const group of groups) {
-    if (group.tag === '') continue;
-    add(group.tag, group);
-    const colon = group.tag.indexOf(':');
-    if (colon > 0) add(group.tag.slice(0, colon), group);
+  for (const row of rows) {
+    if (row.tag === '') continue;
+    add(row.tag, row);
+    const colon = row.tag.indexOf(':');
+    if (colon > 0) add(row.tag.slice(0, colon), row);
   }
-  return byTag;
+  return byLayer;
 }

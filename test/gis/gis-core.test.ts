@@ -1,12 +1,12 @@
 /** The pure parts of the GIS endpoints: geometry tests, STAC search parameters, extents. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { SurveyGroup } from '../../src/catalogue/catalogue.js';
+import type { TagExtent } from '../../src/catalogue/catalogue.js';
 import { NadirError } from '../../src/errors.js';
 import { type Geometry, geometryIntersectsMultiPolygon, geometryProblem } from '../../src/geo/geometry.js';
 import type { MultiPolygon } from '../../src/geo/polygon.js';
 import { linkTo } from '../../src/gis/gis-links.js';
-import { extentOfGroups, groupsByTag } from '../../src/gis/layer-extent.js';
+import { extentOf, extentsByLayer } from '../../src/gis/layer-extent.js';
 import { parseBbox, parseDatetime, parseStacSearch } from '../../src/gis/stac-search.js';
 
 const square = (x0: number, y0: number, x1: number, y1: number) => [
@@ -155,46 +155,42 @@ describe('links and extents', () => {
     );
   });
 
-  test('a layer spans its groups: the union of boxes, photo times, zooms and every date once', () => {
-    const group = (
-      tag: string,
-      captureDate: string,
-      minX: number,
-      minZoom: number,
-      type: SurveyGroup['type'] = 'Vert',
-    ) =>
+  test('a layer spans its tags: the union of boxes, photo times, zooms and every date once, newest first', () => {
+    const row = (tag: string, dates: string[], minX: number, minZoom: number) =>
       ({
-        type,
         tag,
-        captureDate,
-        surveys: 1,
+        surveys: dates.length,
         bounds: { minX, minY: 0, maxX: minX + 1, maxY: 1 },
-        firstPhotoTime: `${captureDate}T09:00:00Z`,
-        lastPhotoTime: `${captureDate}T10:00:00Z`,
+        firstPhotoTime: `${dates.at(-1)}T09:00:00Z`,
+        lastPhotoTime: `${dates[0]}T10:00:00Z`,
         minZoom,
         maxZoom: minZoom + 6,
-      }) satisfies SurveyGroup;
-    const groups = [
-      group('', '2025-02-01', 3, 14),
-      group('', '2024-01-01', -2, 12),
-      group('disaster:fire', '2025-02-01', 3, 14),
-      group('disaster:flood', '2024-01-01', -2, 12),
-      group('disaster', '2024-01-01', -2, 12),
+        captureDates: dates,
+      }) satisfies TagExtent;
+    const rows = [
+      row('', ['2025-02-01', '2024-01-01'], -2, 12),
+      row('disaster', ['2024-01-01'], -2, 12),
+      row('disaster:fire', ['2025-02-01'], 3, 14),
+      row('disaster:flood', ['2024-03-01', '2024-01-01'], -2, 12),
     ];
-    const all = extentOfGroups(groups.filter((g) => g.tag === ''));
-    assert.deepEqual(all, {
-      bounds: { minX: -2, minY: 0, maxX: 4, maxY: 1 },
+    assert.deepEqual(extentOf(rows.slice(0, 1), true), {
+      bounds: { minX: -2, minY: 0, maxX: -1, maxY: 1 },
       start: '2024-01-01T09:00:00Z',
       end: '2025-02-01T10:00:00Z',
       minZoom: 12,
-      maxZoom: 20,
+      maxZoom: 18,
       captureDates: ['2025-02-01', '2024-01-01'],
     });
-    const byTag = groupsByTag(groups);
-    assert.deepEqual([...byTag.keys()].sort(), ['disaster', 'disaster:fire', 'disaster:flood']);
-    // The tag type's layer holds its typed tags' surveys and its own; a date once.
-    assert.deepEqual(extentOfGroups(byTag.get('disaster') ?? []).captureDates, ['2025-02-01', '2024-01-01']);
-    assert.equal(extentOfGroups([]).bounds, undefined);
-    assert.equal(extentOfGroups([group('', '2024-01-01', 0, 0, '')]).maxZoom, undefined, 'no zoom without a type');
+    const byLayer = extentsByLayer(rows);
+    assert.deepEqual([...byLayer.keys()].sort(), ['disaster', 'disaster:fire', 'disaster:flood']);
+    // The tag type's layer holds its typed tags' surveys and its own; a date once, newest first.
+    const disaster = extentOf(byLayer.get('disaster') ?? [], true);
+    assert.deepEqual(disaster.captureDates, ['2025-02-01', '2024-03-01', '2024-01-01']);
+    assert.deepEqual(
+      [disaster.bounds, disaster.minZoom, disaster.maxZoom],
+      [{ minX: -2, minY: 0, maxX: 4, maxY: 1 }, 12, 20],
+    );
+    assert.equal(extentOf([], true).bounds, undefined);
+    assert.equal(extentOf(rows, false).maxZoom, undefined, 'no zoom without a type');
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import { NadirError } from '../../errors.js';
-import { extentOfGroups, layerGroups } from '../../gis/layer-extent.js';
+import { extentOf, layerExtents } from '../../gis/layer-extent.js';
 import {
   CONFORMANCE_CLASSES,
   collectionsList,
@@ -31,7 +31,7 @@ export interface StacRouteParts {
   keys: ApiKeyVerifier;
   /** The tile rate limit (tile-responder.ts), which these documents count against. */
   tiles: Pick<TileResponder, 'admit'>;
-  catalogue: Pick<SurveyCatalogue, 'walk' | 'count' | 'get' | 'groups'>;
+  catalogue: Pick<SurveyCatalogue, 'walk' | 'count' | 'get' | 'extents'>;
   publicUrl: string | undefined;
 }
 
@@ -87,9 +87,12 @@ export async function registerStacRoutes(
         return found;
       };
       const collection = async (request: FastifyRequest, reply: FastifyReply) => {
-        const groups = await timedStep(request, 'catalogue', () => layerGroups(catalogue, {}, true));
-        const tags = [...new Set(groups.map((group) => group.tag))].filter((tag) => tag !== '').sort();
-        const extent = extentOfGroups(groups.filter((group) => group.tag === ''));
+        const rows = await timedStep(request, 'catalogue', () => layerExtents(catalogue, {}, true));
+        const tags = rows.map((row) => row.tag).filter((tag) => tag !== '');
+        const extent = extentOf(
+          rows.filter((row) => row.tag === ''),
+          false,
+        );
         return surveysCollection(links(request, reply), extent, tags);
       };
 

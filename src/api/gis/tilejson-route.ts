@@ -4,7 +4,7 @@ import type { TileType } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { NadirError } from '../../errors.js';
 import { utcDate } from '../../geo/dates.js';
-import { extentOfGroups, layerGroups, surveyExtent } from '../../gis/layer-extent.js';
+import { extentOf, layerExtents, surveyExtent } from '../../gis/layer-extent.js';
 import { type LayerFilterQuery, parseLayerFilter } from '../../gis/layer-filter.js';
 import { tileJson } from '../../gis/tilejson.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
@@ -22,7 +22,7 @@ export interface TileJsonRouteParts {
   keys: ApiKeyVerifier;
   /** The tile rate limit (tile-responder.ts), which these documents count against. */
   tiles: Pick<TileResponder, 'admit'>;
-  catalogue: Pick<SurveyCatalogue, 'groups' | 'get'>;
+  catalogue: Pick<SurveyCatalogue, 'extents' | 'get'>;
   clock: Clock;
   publicUrl: string | undefined;
 }
@@ -41,10 +41,10 @@ export function registerTileJsonRoute(
   app.get(TILEJSON_PATH, { schema: tileJsonRouteSchema, onRequest }, async (request, reply) => {
     const type = (request.params as { contentType: TileType }).contentType;
     const filter = parseLayerFilter(request.query as LayerFilterQuery, () => utcDate(clock()));
-    const groups = await timedStep(request, 'catalogue', () => layerGroups(catalogue, { type, ...filter }));
+    const rows = await timedStep(request, 'catalogue', () => layerExtents(catalogue, { type, ...filter }));
     const links = gisLinksFor(request, publicUrl);
     cacheFor(reply, links);
-    return tileJson(links, type, filter.written, extentOfGroups(groups));
+    return tileJson(links, type, filter.written, extentOf(rows, true));
   });
   app.get(SURVEY_TILEJSON_PATH, { schema: surveyTileJsonRouteSchema, onRequest }, async (request, reply) => {
     const { surveyId, contentType: type } = request.params as { surveyId: string; contentType: TileType };

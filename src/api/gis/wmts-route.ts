@@ -3,7 +3,7 @@ import { type SurveyCatalogue, tagMatches } from '../../catalogue/catalogue.js';
 import type { Clock } from '../../clock.js';
 import { invalidParameter } from '../../errors.js';
 import { isIsoDate, utcDate } from '../../geo/dates.js';
-import { extentOfGroups, groupsByTag, layerGroups } from '../../gis/layer-extent.js';
+import { extentOf, extentsByLayer, layerExtents } from '../../gis/layer-extent.js';
 import { type LayerFilterQuery, parseLayerFilter } from '../../gis/layer-filter.js';
 import {
   CAPABILITIES_PATH,
@@ -30,7 +30,7 @@ export const WMTS_TILE_PATH = `${WMTS_ROOT}/:layer/${STYLE}/:time/${TILE_MATRIX_
 
 export interface WmtsRouteParts {
   keys: ApiKeyVerifier;
-  catalogue: Pick<SurveyCatalogue, 'groups'>;
+  catalogue: Pick<SurveyCatalogue, 'extents'>;
   tiles: TileResponder;
   clock: Clock;
   publicUrl: string | undefined;
@@ -93,27 +93,28 @@ export function registerWmtsRoutes(
     { schema: wmtsCapabilitiesRouteSchema, onRequest: admit },
     async (request: FastifyRequest, reply: FastifyReply) => {
       const filter = parseLayerFilter(request.query as LayerFilterQuery, today);
-      // One read of the groups: every survey's and, unless the caller chose tags, each tag's.
+      // One read of the extents: every survey's and, unless the caller chose tags, each tag's.
       const tagged = filter.written.include === undefined;
-      const groups = await timedStep(request, 'catalogue', () =>
-        layerGroups(catalogue, { type: WMTS_TYPE, ...filter }, tagged),
+      const rows = await timedStep(request, 'catalogue', () =>
+        layerExtents(catalogue, { type: WMTS_TYPE, ...filter }, tagged),
       );
       const layers: WmtsLayer[] = [
         {
           identifier: WMTS_TYPE,
           title: 'Vertical imagery',
-          extent: extentOfGroups(tagged ? groups.filter((group) => group.tag === '') : groups),
+          extent: extentOf(tagged ? rows.filter((row) => row.tag === '') : rows, true),
         },
       ];
       // One layer per tag and tag type, but none that the caller's exclude empties.
       if (tagged) {
         const excluded = filter.tags?.exclude ?? [];
-        for (const [tag, ofTag] of [...groupsByTag(groups)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        const byLayer = [...extentsByLayer(rows)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        for (const [tag, ofTag] of byLayer) {
           if (excluded.some((pattern) => tagMatches(tag, pattern))) continue;
           layers.push({
             identifier: tagLayer(tag),
             title: `Vertical imagery tagged ${tag}`,
-            extent: extentOfGroups(ofTag),
+            extent: extentOf(ofTag, true),
           });
         }
       }

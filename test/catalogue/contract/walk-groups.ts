@@ -120,6 +120,45 @@ export async function assertGroups<Shape>(
   }
   const dates = found.map((g) => g.captureDate);
   assert.deepEqual(dates, [...dates].sort().reverse(), 'newest date first');
+  // Merged a row a tag, in the engine: the same figures, every date once, newest first.
+  const merged = new Map<string, Aggregate & { dates: string[] }>();
+  for (const [key, e] of [...expected].sort(([a], [b]) => (a < b ? 1 : -1))) {
+    const [tag, date] = key.split('|') as [string, string];
+    const m = merged.get(tag);
+    if (!m) {
+      merged.set(tag, { ...e, bounds: { ...e.bounds }, dates: [date] });
+      continue;
+    }
+    m.surveys += e.surveys;
+    m.bounds = {
+      minX: Math.min(m.bounds.minX, e.bounds.minX),
+      minY: Math.min(m.bounds.minY, e.bounds.minY),
+      maxX: Math.max(m.bounds.maxX, e.bounds.maxX),
+      maxY: Math.max(m.bounds.maxY, e.bounds.maxY),
+    };
+    if (e.firstPhotoTime < m.firstPhotoTime) m.firstPhotoTime = e.firstPhotoTime;
+    if (e.lastPhotoTime > m.lastPhotoTime) m.lastPhotoTime = e.lastPhotoTime;
+    m.minZoom = Math.min(m.minZoom, e.minZoom);
+    m.maxZoom = Math.max(m.maxZoom, e.maxZoom);
+    m.dates.push(date);
+  }
+  const extents = await catalogue.extents(query);
+  assert.deepEqual(
+    extents.map((x) => x.tag),
+    [...merged.keys()].sort(),
+    `${label}: a row a tag, in tag order`,
+  );
+  for (const x of extents) {
+    const m = merged.get(x.tag) as Aggregate & { dates: string[] };
+    assert.deepEqual(
+      [x.surveys, x.firstPhotoTime, x.lastPhotoTime, x.minZoom, x.maxZoom, x.captureDates],
+      [m.surveys, m.firstPhotoTime, m.lastPhotoTime, m.minZoom, m.maxZoom, m.dates],
+      `${label} extent of ${x.tag}`,
+    );
+    for (const side of ['minX', 'minY', 'maxX', 'maxY'] as const) {
+      assert.ok(Math.abs(x.bounds[side] - m.bounds[side]) < 1e-9, `${label} extent ${side}`);
+    }
+  }
   return found.length;
 }
 
