@@ -4,7 +4,7 @@
  * dimension: a layer for all matching surveys (`Vert`) and one per tag among them
  * (`Vert:disaster`, `Vert:disaster:hurricane`), and capture date as the `Time` dimension (the
  * imagery as it was on that date: surveys captured up to it, newest on top; `current` is every
- * one). Pure.
+ * one). Pure, but for the pauses its caller lends it.
  */
 import { MAX_ZOOM, ORIGIN_SHIFT, resolutionAtZoom } from '../geo/web-mercator.js';
 import { type GisLinks, linkTo } from './gis-links.js';
@@ -74,24 +74,44 @@ function layerXml(links: GisLinks, layer: WmtsLayer, filter: LayerFilterQuery): 
   ].join('');
 }
 
+/** Layers written between two pauses: a slice costs a few milliseconds at most. */
+const LAYERS_PER_SLICE = 100;
+
 /**
  * The capabilities document. The tile matrix set runs from zoom 0 to the deepest zoom of the
- * layers (GDAL reads a layer at the deepest matrix), `filter` repeats in every tile URL.
+ * layers (GDAL reads a layer at the deepest matrix), `filter` repeats in every tile URL. Written a
+ * slice of layers at a time with `pause()` between slices (the caller yields to the event loop),
+ * so a catalogue of a thousand tags never holds the server for the whole document; `layers` may
+ * work out each layer's extent as it is asked for it.
  */
-export function wmtsCapabilities(links: GisLinks, layers: WmtsLayer[], filter: LayerFilterQuery): string {
-  const deepest = Math.min(MAX_ZOOM, Math.max(0, ...layers.map((layer) => layer.extent.maxZoom ?? 0)));
-  const matrices = Array.from({ length: deepest + 1 }, (_, z) => tileMatrix(z)).join('');
-  const self = escapeXml(linkTo(links, CAPABILITIES_PATH, { ...filter }));
-  return [
+export async function wmtsCapabilities(
+  links: GisLinks,
+  layers: Iterable<WmtsLayer>,
+  filter: LayerFilterQuery,
+  pause: () => Promise<unknown>,
+): Promise<string> {
+  const parts: string[] = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<Capabilities xmlns="http://www.opengis.net/wmts/1.0" xmlns:ows="http://www.opengis.net/ows/1.1" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.opengis.net/wmts/1.0 http://schemas.opengis.net/wmts/1.0/wmtsGetCapabilities_response.xsd" version="1.0.0">',
     `<ows:ServiceIdentification><ows:Title>nadir aerial imagery</ows:Title><ows:Abstract>${escapeXml(ATTRIBUTION)}</ows:Abstract><ows:ServiceType>OGC WMTS</ows:ServiceType><ows:ServiceTypeVersion>1.0.0</ows:ServiceTypeVersion></ows:ServiceIdentification>`,
     '<Contents>',
-    ...layers.map((layer) => layerXml(links, layer, filter)),
+  ];
+  let deepest = 0;
+  let written = 0;
+  for (const layer of layers) {
+    if (written > 0 && written % LAYERS_PER_SLICE === 0) await pause();
+    deepest = Math.max(deepest, layer.extent.maxZoom ?? 0);
+    parts.push(layerXml(links, layer, filter));
+    written++;
+  }
+  const matrices = Array.from({ length: Math.min(MAX_ZOOM, deepest) + 1 }, (_, z) => tileMatrix(z)).join('');
+  const self = escapeXml(linkTo(links, CAPABILITIES_PATH, { ...filter }));
+  parts.push(
     `<TileMatrixSet><ows:Identifier>${TILE_MATRIX_SET}</ows:Identifier><ows:SupportedCRS>urn:ogc:def:crs:EPSG::3857</ows:SupportedCRS><WellKnownScaleSet>urn:ogc:def:wkss:OGC:1.0:GoogleMapsCompatible</WellKnownScaleSet>${matrices}</TileMatrixSet>`,
     '</Contents>',
     `<ServiceMetadataURL xlink:href="${self}"/>`,
     '</Capabilities>',
     '',
-  ].join('\n');
+  );
+  return parts.join('\n');
 }

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type SurveyCatalogue, tagMatches } from '../../catalogue/catalogue.js';
 import type { Clock } from '../../clock.js';
@@ -98,29 +99,25 @@ export function registerWmtsRoutes(
       const rows = await timedStep(request, 'catalogue', () =>
         layerExtents(catalogue, { type: WMTS_TYPE, ...filter }, tagged),
       );
-      const layers: WmtsLayer[] = [
-        {
-          identifier: WMTS_TYPE,
-          title: 'Vertical imagery',
-          extent: extentOf(tagged ? rows.filter((row) => row.tag === '') : rows, true),
-        },
-      ];
+      const base = tagged ? rows.filter((row) => row.tag === '') : rows;
       // One layer per tag and tag type, but none that the caller's exclude empties.
-      if (tagged) {
-        const excluded = filter.tags?.exclude ?? [];
-        const byLayer = [...extentsByLayer(rows)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const excluded = filter.tags?.exclude ?? [];
+      const byLayer = tagged
+        ? [...extentsByLayer(rows)]
+            .filter(([tag]) => !excluded.some((pattern) => tagMatches(tag, pattern)))
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        : [];
+      // Each layer's extent is worked out as the document reaches it, between its pauses.
+      function* layers(): Generator<WmtsLayer> {
+        yield { identifier: WMTS_TYPE, title: 'Vertical imagery', extent: extentOf(base, true) };
         for (const [tag, ofTag] of byLayer) {
-          if (excluded.some((pattern) => tagMatches(tag, pattern))) continue;
-          layers.push({
-            identifier: tagLayer(tag),
-            title: `Vertical imagery tagged ${tag}`,
-            extent: extentOf(ofTag, true),
-          });
+          yield { identifier: tagLayer(tag), title: `Vertical imagery tagged ${tag}`, extent: extentOf(ofTag, true) };
         }
       }
       const links = gisLinksFor(request, publicUrl);
       cacheFor(reply, links);
-      return reply.type('application/xml; charset=utf-8').send(wmtsCapabilities(links, layers, filter.written));
+      const document = await wmtsCapabilities(links, layers(), filter.written, yieldToEventLoop);
+      return reply.type('application/xml; charset=utf-8').send(document);
     },
   );
 
