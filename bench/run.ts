@@ -4,7 +4,7 @@
  * (bench/results/<date>.json, committed) and as a report with charts (docs/benchmarks.md,
  * docs/benchmarks/*.png).
  *
- *   node --import tsx bench/run.ts [--only tiles|cold|coverage|raster|scale|storage|change] [--quick] [--fresh] [--profile] [--no-write]
+ *   node --import tsx bench/run.ts [--only tiles|cold|coverage|raster|scale|scale-documents|storage|change] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
  *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
  *     [--scale-sizes 1000000,10000000]  (the scale part's catalogue sizes: 100k quick, 1M and 10M full)
@@ -48,6 +48,8 @@ import { measureRaster } from './raster/run.js';
 import { writeCharts } from './report/charts.js';
 import { renderReport } from './report/markdown.js';
 import type { Part, Section, SectionOptions } from './report/section.js';
+import { documentsSection } from './scale/documents-report.js';
+import { measureDocuments } from './scale/documents-run.js';
 import { scaleSection } from './scale/report.js';
 import { measureScale } from './scale/run.js';
 import { storageSection } from './storage/report.js';
@@ -117,6 +119,7 @@ const PARTS: Part<unknown>[] = [
     run: (options) => measureScale(options, { sizes: values['scale-sizes']?.split(',').map(Number) }),
     report: scaleSection,
   },
+  { id: 'scale-documents', run: measureDocuments, report: documentsSection },
   { id: 'storage', run: measureStorage, report: storageSection },
   { id: 'change', run: measureChange, report: changeSection },
 ];

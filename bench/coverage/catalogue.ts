@@ -170,6 +170,15 @@ export function queryPoints(layout: SyntheticCatalogue, count: number, seed = 7)
  */
 export async function buildSyntheticCatalogue(path: string, count: number): Promise<SyntheticCatalogue> {
   const layout = layoutFor(count);
+  await buildSqliteCatalogue(path, generate(layout));
+  return layout;
+}
+
+/**
+ * A SQLite catalogue file of these surveys, through SqliteSurveyCatalogue.put (which keeps its
+ * indexes and groups), written under a temporary name and renamed only when complete.
+ */
+export async function buildSqliteCatalogue(path: string, surveys: Iterable<Survey>): Promise<void> {
   mkdirSync(dirname(path), { recursive: true });
   const partial = `${path}.partial`;
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${partial}${suffix}`, { force: true });
@@ -182,7 +191,7 @@ export async function buildSyntheticCatalogue(path: string, count: number): Prom
     db.pragma('synchronous = OFF');
     db.pragma('cache_size = -1048576');
     db.exec('BEGIN');
-    for (const survey of generate(layout)) await catalogue.put(survey);
+    for (const survey of surveys) await catalogue.put(survey);
     db.exec('COMMIT');
     db.exec('ANALYZE');
     db.pragma('journal_mode = WAL');
@@ -192,7 +201,6 @@ export async function buildSyntheticCatalogue(path: string, count: number): Prom
   // An older file's log beside the new one would be read as the new one's.
   for (const suffix of ['-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
   renameSync(partial, path);
-  return layout;
 }
 
 /**

@@ -3,14 +3,15 @@
  * seed and surveys as the SQLite files) loaded into PostgreSQL after `nadir migrate`, so both
  * engines answer the same points over the same surveys. Rows are built as PostgresSurveyCatalogue
  * builds them, but sent a few thousand per statement: its one-survey-per-transaction `put` would
- * take hours for millions.
+ * take hours for millions. Any other generator's surveys load the same way (loadPostgresSurveys).
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { packFootprint } from '../../src/catalogue/packed-footprint.js';
-import { CONTENT_TYPES } from '../../src/catalogue/survey.js';
+import { postgresGroupsInsert } from '../../src/catalogue/postgres-catalogue.js';
+import { CONTENT_TYPES, type Survey } from '../../src/catalogue/survey.js';
 import { documentJson, listingJson, typeMask } from '../../src/catalogue/survey-rows.js';
 import { generate, layoutFor, type SyntheticCatalogue } from '../coverage/catalogue.js';
 
@@ -31,11 +32,26 @@ export async function loadPostgresCatalogue(
   log: (line: string) => void,
 ): Promise<LoadedCatalogue> {
   const started = performance.now();
+  const layout = layoutFor(count);
+  await loadPostgresSurveys(url, dataDir, generate(layout), count, log);
+  return { layout, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * `nadir migrate` on `url`, then the surveys, then their groups (the catalogue's maintained
+ * aggregates, which `put` keeps and this bulk load must build: postgresGroupsInsert), then ANALYZE.
+ */
+export async function loadPostgresSurveys(
+  url: string,
+  dataDir: string,
+  surveys: Iterable<Survey>,
+  count: number,
+  log: (line: string) => void,
+): Promise<void> {
   const env = { ...process.env, NADIR_DATA_DIR: dataDir, NADIR_DATABASE: url, NADIR_LOG_LEVEL: 'warn' };
   await run(process.execPath, [join(ROOT, 'bin/nadir'), 'migrate'], { env });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const layout = layoutFor(count);
     let batch: Record<string, unknown>[] = [];
     const flush = async () => {
       if (batch.length === 0) return;
@@ -50,7 +66,7 @@ export async function loadPostgresCatalogue(
       batch = [];
     };
     let done = 0;
-    for (const survey of generate(layout)) {
+    for (const survey of surveys) {
       batch.push({
         id: survey.id,
         capture_date: survey.captureDate,
@@ -70,8 +86,10 @@ export async function loadPostgresCatalogue(
       }
     }
     await flush();
+    await sql`DELETE FROM survey_groups`;
+    await sql.unsafe(postgresGroupsInsert('TRUE'));
     await sql`ANALYZE surveys`;
-    return { layout, seconds: (performance.now() - started) / 1000 };
+    await sql`ANALYZE survey_groups`;
   } finally {
     await sql.end();
   }
