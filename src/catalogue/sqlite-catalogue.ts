@@ -349,7 +349,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       get: db.prepare('SELECT body, outline FROM surveys WHERE id = ?'),
       page: db.prepare('SELECT rowid, body, outline FROM surveys WHERE rowid IN (SELECT value FROM json_each(?))'),
       all: db.prepare('SELECT body, outline FROM surveys'),
-      count: db.prepare('SELECT count(*) AS n FROM surveys'),
+      // From the maintained groups (every survey once in its date's group of any type and tag):
+      // count(*) reads a whole index, 60 ms at 100,000 surveys when it is not in the page cache.
+      count: db.prepare(
+        "SELECT coalesce(sum(surveys), 0) AS n FROM survey_groups WHERE content_type = '' AND tag = ''",
+      ),
       candidates: db.prepare(candidatesSql('document')),
       listingCandidates: db.prepare(candidatesSql('listing')),
     };
