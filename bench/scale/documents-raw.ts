@@ -29,11 +29,13 @@ export interface WalkFigures {
   pages: number;
   items: number;
   seconds: number;
-  /** Median and slowest page, and the medians of the first and last tenth of the pages. */
+  /** Median, 99th percentile and slowest page; the medians of the first, last and slowest tenth of the pages. */
   medianPageMs: number;
+  p99PageMs?: number;
   maxPageMs: number;
   firstTenthMs: number;
   lastTenthMs: number;
+  slowestTenthMs?: number;
   blockMs: number;
 }
 
