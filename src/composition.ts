@@ -22,7 +22,7 @@ import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { IngestWorkspace } from './ingest/workspace.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
-import { RasterEngine } from './raster/index.js';
+import { boundRasterMemory, RasterEngine } from './raster/index.js';
 import { gdalStorageSettings, openStorage } from './storage/open-storage.js';
 import type { SurveyStorage } from './storage/storage.js';
 import { ChangeTiles } from './tiles/change-tiles.js';
@@ -86,11 +86,13 @@ function loadTokenKeyring(config: Config): TokenKeyring {
 
 /**
  * GDAL settings for the whole process. PAM off: computing statistics of a source (16-bit
- * imagery) must not leave a .aux.xml beside the customer's file, nor beside our outputs.
+ * imagery) must not leave a .aux.xml beside the customer's file, nor beside our outputs. GDAL's
+ * block cache and glibc's malloc bounded for raster renders (raster/memory.ts).
  */
 function configureGdal(config: Config): void {
   gdal.config.set('GDAL_PAM_ENABLED', 'NO');
   for (const [name, value] of Object.entries(gdalStorageSettings(config.storage))) gdal.config.set(name, value);
+  boundRasterMemory();
 }
 
 /**
@@ -249,6 +251,8 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
   const tiles = new TileResponder({ engine: tileEngine, surveys: catalogue, rateLimiter, usage: tileUsage, clock });
   const raster = new RasterEngine({
     storage,
+    // Remote storage: a render whose store stops answering is a 503 within about this.
+    storageTimeoutMs: config.storage.kind === 'local' ? undefined : config.storage.timeoutMs,
     admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
   });
   return {

@@ -1,6 +1,8 @@
 /**
  * nadir's native addons (native/<name>, built by scripts/setup.sh): `tile-codec` holds the tile
- * codec, mask inflation and page-cache reads; `token-seal` the transaction tokens' AES-256-GCM.
+ * codec, mask inflation, page-cache reads, glibc's malloc controls (raster/memory.ts) and the way
+ * to GDAL's remote-file cache (raster/gdal-curl-cache.ts); `token-seal` the transaction tokens'
+ * AES-256-GCM.
  * Each is loaded on first use, so modules that never call one do not need its binary; then kept,
  * as Node keeps any loaded native module for the life of the process (a tile read calls one, and a
  * new require per call would cost more than the read).

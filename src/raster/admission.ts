@@ -16,6 +16,8 @@ export interface AdmissionStats {
   queued: number;
   queuedCost: number;
   admitted: number;
+  /** Sum of the costs admitted since start. */
+  admittedCost: number;
   rejected: number;
   /** Cost finished per second of busy time (something in flight), once measured. */
   costPerSecond: number | undefined;
@@ -61,7 +63,9 @@ export class AdmissionController {
   #queue: Waiter[] = [];
   #queuedCost = 0;
   #admitted = 0;
+  #admittedCost = 0;
   #rejected = 0;
+  readonly #idleListeners: (() => void)[] = [];
   /** Sums behind the pace, decayed with busy time: cost finished, and the busy seconds it took. */
   #finishedCost = 0;
   #busySeconds = 0;
@@ -81,9 +85,18 @@ export class AdmissionController {
       queued: this.#queue.length,
       queuedCost: this.#queuedCost,
       admitted: this.#admitted,
+      admittedCost: this.#admittedCost,
       rejected: this.#rejected,
       costPerSecond: this.#pace(),
     };
+  }
+
+  /**
+   * Calls `listener` whenever the last permit in flight is released with nothing queued: the end
+   * of a burst (the engine gives freed memory back to the system then, memory.ts).
+   */
+  onIdle(listener: () => void): void {
+    this.#idleListeners.push(listener);
   }
 
   /** Runs `work` once admitted, releasing its cost however it ends. */
@@ -148,6 +161,7 @@ export class AdmissionController {
     this.#inFlight++;
     this.#inFlightCost += cost;
     this.#admitted++;
+    this.#admittedCost += cost;
     let released = false;
     return {
       release: () => {
@@ -158,6 +172,7 @@ export class AdmissionController {
         this.#inFlight--;
         this.#inFlightCost -= cost;
         this.#admitWaiting();
+        if (this.#inFlight === 0 && this.#queue.length === 0) for (const listener of this.#idleListeners) listener();
       },
     };
   }

@@ -1,4 +1,3 @@
-import { endianness } from 'node:os';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import gdal from 'gdal-async';
 import type { AoiGrid } from '../geo/aoi-grid.js';
@@ -23,6 +22,28 @@ export interface HeightChange {
 }
 
 /**
+ * after - before on a grid, held by GDAL: an in-memory Float32 raster (MEM driver, nodata
+ * DSM_NODATA) the caller closes, which frees its pixels there and then. Nothing of its size is a
+ * JavaScript array: such an array is freed only when V8 next collects garbage (seconds later, after
+ * the admission permit that paid for it is gone), so eight 5000 x 5000 changes left 200 MB each
+ * behind them for others to count as free (docs/reliability.md, "Memory under bursts").
+ */
+export interface ChangeRaster {
+  raster: gdal.Dataset;
+  tally: ChangeTally;
+}
+
+/** Sums of a change, over the pixels where both surfaces have a height. */
+export interface ChangeTally {
+  compared: number;
+  /** Pixels below -threshold and above +threshold, and the sums of |change| over them (metres). */
+  lossPixels: number;
+  lossSum: number;
+  gainPixels: number;
+  gainSum: number;
+}
+
+/**
  * One DSM's heights on the grid: exactly the warp of a DetailDsm download (warp.ts: bilinear,
  * the overview gdalwarp would choose, nodata kept), read out of the MEM raster in GDAL's pool.
  */
@@ -37,20 +58,97 @@ export async function heightsOnGrid(source: gdal.Dataset, grid: AoiGrid, tuning:
 }
 
 /**
- * after - before on one grid, written over `after` (one raster less in memory). The two warps
- * run side by side in GDAL's pool; the subtraction is plain arithmetic, in slices.
+ * after - before on one grid: both DSMs warped side by side in GDAL's pool into MEM rasters, then
+ * subtracted strip by strip (SLICE pixels at a time, through two strip-sized arrays) and written
+ * over `after`'s raster, which is the answer; `before`'s is closed on the way out. With a
+ * threshold the loss and gain are summed in the same pass.
  */
-export async function heightChange(
+export async function changeRaster(
   after: gdal.Dataset,
   before: gdal.Dataset,
   grid: AoiGrid,
   tuning: GdalTuning,
-): Promise<HeightChange> {
-  const [change, baseline] = await Promise.all([
-    heightsOnGrid(after, grid, tuning),
-    heightsOnGrid(before, grid, tuning),
+  threshold = Number.POSITIVE_INFINITY,
+): Promise<ChangeRaster> {
+  const warped = await Promise.allSettled([
+    warpToMemory(after, grid, 'elevation', tuning),
+    warpToMemory(before, grid, 'elevation', tuning),
   ]);
-  return { change, compared: await subtractInPlace(change, baseline) };
+  const [minuend, subtrahend] = warped.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
+  let kept = false;
+  try {
+    for (const result of warped) if (result.status === 'rejected') throw result.reason;
+    const raster = minuend as gdal.Dataset;
+    const tally = await subtractRasters(raster, subtrahend as gdal.Dataset, grid.size, threshold);
+    kept = true;
+    return { raster, tally };
+  } finally {
+    subtrahend?.close();
+    if (!kept) minuend?.close();
+  }
+}
+
+/** `a -= b` over two square Float32 rasters of `size`, strip by strip; returns the tally. */
+async function subtractRasters(
+  a: gdal.Dataset,
+  b: gdal.Dataset,
+  size: number,
+  threshold: number,
+): Promise<ChangeTally> {
+  const [bandA, bandB] = await Promise.all([a.bands.getAsync(1), b.bands.getAsync(1)]);
+  const rows = Math.max(1, Math.min(size, Math.floor(SLICE / size)));
+  const stripA = new Float32Array(rows * size);
+  const stripB = new Float32Array(rows * size);
+  const tally = emptyTally();
+  for (let y = 0; y < size; y += rows) {
+    const height = Math.min(rows, size - y);
+    const partA = height === rows ? stripA : stripA.subarray(0, height * size);
+    const partB = height === rows ? stripB : stripB.subarray(0, height * size);
+    await Promise.all([
+      bandA.pixels.readAsync(0, y, size, height, partA),
+      bandB.pixels.readAsync(0, y, size, height, partB),
+    ]);
+    subtractStrip(partA, partB, tally, threshold);
+    await bandA.pixels.writeAsync(0, y, size, height, partA);
+  }
+  return tally;
+}
+
+function emptyTally(): ChangeTally {
+  return { compared: 0, lossPixels: 0, lossSum: 0, gainPixels: 0, gainSum: 0 };
+}
+
+/** `minuend[i] -= subtrahend[i]`, nodata where either is; tallied beyond `threshold` either way. */
+function subtractStrip(minuend: Float32Array, subtrahend: Float32Array, tally: ChangeTally, threshold: number): void {
+  for (let i = 0; i < minuend.length; i++) {
+    const a = minuend[i] as number;
+    const b = subtrahend[i] as number;
+    if (a === DSM_NODATA || b === DSM_NODATA) {
+      minuend[i] = DSM_NODATA;
+      continue;
+    }
+    const d = Math.fround(a - b);
+    minuend[i] = d;
+    tally.compared++;
+    if (d < -threshold) {
+      tally.lossPixels++;
+      tally.lossSum -= d;
+    } else if (d > threshold) {
+      tally.gainPixels++;
+      tally.gainSum += d;
+    }
+  }
+}
+
+/** The whole change raster as an array (map tiles: 256 x 256), the raster closed. */
+export async function readChange(change: ChangeRaster, size: number): Promise<HeightChange> {
+  try {
+    const band = await change.raster.bands.getAsync(1);
+    const values = await band.pixels.readAsync(0, 0, size, size, new Float32Array(size * size));
+    return { change: values, compared: change.tally.compared };
+  } finally {
+    change.raster.close();
+  }
 }
 
 /** `minuend[i] -= subtrahend[i]`, nodata where either is nodata; returns the pixels compared. */
@@ -94,13 +192,9 @@ export interface ChangeFigures {
   gain: ChangeMass;
 }
 
-/** Figures of a change raster: what was lost and gained by more than `threshold` metres. */
+/** Figures of a change array: what was lost and gained by more than `threshold` metres. */
 export async function changeFigures(change: HeightChange, grid: AoiGrid, threshold: number): Promise<ChangeFigures> {
-  const pixelArea = grid.groundResolution * grid.groundResolution;
-  let lossPixels = 0;
-  let gainPixels = 0;
-  let lossSum = 0;
-  let gainSum = 0;
+  const tally = emptyTally();
   const values = change.change;
   for (let start = 0; start < values.length; start += SLICE) {
     if (start > 0) await yieldToEventLoop();
@@ -109,96 +203,67 @@ export async function changeFigures(change: HeightChange, grid: AoiGrid, thresho
       const d = values[i] as number;
       if (d === DSM_NODATA) continue;
       if (d < -threshold) {
-        lossPixels++;
-        lossSum -= d;
+        tally.lossPixels++;
+        tally.lossSum -= d;
       } else if (d > threshold) {
-        gainPixels++;
-        gainSum += d;
+        tally.gainPixels++;
+        tally.gainSum += d;
       }
     }
   }
+  return figuresOf({ ...tally, compared: change.compared }, grid, threshold);
+}
+
+/** The figures of a tally made with `threshold` on `grid`. */
+export function figuresOf(tally: ChangeTally, grid: AoiGrid, threshold: number): ChangeFigures {
+  const pixelArea = grid.groundResolution * grid.groundResolution;
   const aoiPixels = grid.size * grid.size;
   return {
     threshold,
     pixelArea,
     aoiArea: aoiPixels * pixelArea,
-    comparedArea: change.compared * pixelArea,
-    comparedShare: change.compared / aoiPixels,
-    loss: { area: lossPixels * pixelArea, volume: lossSum * pixelArea },
-    gain: { area: gainPixels * pixelArea, volume: gainSum * pixelArea },
+    comparedArea: tally.compared * pixelArea,
+    comparedShare: tally.compared / aoiPixels,
+    loss: { area: tally.lossPixels * pixelArea, volume: tally.lossSum * pixelArea },
+    gain: { area: tally.gainPixels * pixelArea, volume: tally.gainSum * pixelArea },
   };
 }
 
-/**
- * The change as a GDAL raster without copying it: the Float32 array handed to /vsimem as a raw
- * file, described by a VRT that places it on the grid (EPSG:3857, nodata -9999, this machine's
- * byte order). GDAL reads it in place, so the caller must keep `change` alive until every dataset
- * opened on it is closed.
- */
-export function changeRasterVrt(change: Float32Array, grid: AoiGrid, scratch: Scratch): string {
-  const raw = scratch.write('change.f32', Buffer.from(change.buffer, change.byteOffset, change.byteLength));
-  scratch.write(
-    'change.vrt',
-    Buffer.from(`<VRTDataset rasterXSize="${grid.size}" rasterYSize="${grid.size}">
-  <SRS>EPSG:3857</SRS>
-  <GeoTransform>${grid.geoTransform.join(', ')}</GeoTransform>
-  <VRTRasterBand dataType="Float32" band="1" subClass="VRTRawRasterBand">
-    <NoDataValue>${DSM_NODATA}</NoDataValue>
-    <SourceFilename relativeToVRT="0">${raw}</SourceFilename>
-    <ImageOffset>0</ImageOffset>
-    <PixelOffset>4</PixelOffset>
-    <LineOffset>${4 * grid.size}</LineOffset>
-    <ByteOrder>${endianness() === 'LE' ? 'LSB' : 'MSB'}</ByteOrder>
-  </VRTRasterBand>
-</VRTDataset>
-`),
-  );
-  return scratch.path('change.vrt');
-}
-
 /** The change GeoTIFF: as a DetailDsm tif (Float32 metres, nodata -9999, tiled, DEFLATE + predictor 3). */
-export async function writeChangeGeoTiff(
-  change: Float32Array,
-  grid: AoiGrid,
-  tuning: GdalTuning,
-  scratch: Scratch,
-): Promise<Buffer> {
-  const raster = await gdal.openAsync(changeRasterVrt(change, grid, scratch));
+export async function writeChangeGeoTiff(change: gdal.Dataset, tuning: GdalTuning, scratch: Scratch): Promise<Buffer> {
+  const args = ['-of', 'GTiff'];
+  for (const option of geoTiffOptions('elevation', tuning)) args.push('-co', option);
+  const out = await gdal.translateAsync(scratch.path('change.tif'), change, args);
   try {
-    const args = ['-of', 'GTiff'];
-    for (const option of geoTiffOptions('elevation', tuning)) args.push('-co', option);
-    const out = await gdal.translateAsync(scratch.path('change.tif'), raster, args);
-    try {
-      await out.flushAsync();
-    } finally {
-      out.close();
-    }
+    await out.flushAsync();
   } finally {
-    raster.close();
+    out.close();
   }
   return scratch.take('change.tif');
 }
 
 /**
  * The change as a picture: the diverging ramp (change-ramp.ts) by `gdaldem color-relief`, no data
- * transparent in png and black in jpg, as for every other picture.
+ * transparent in png and black in jpg, as for every other picture. `change` is closed as soon as
+ * the colours are made, before encoding.
  */
 export async function writeChangePicture(
-  change: Float32Array,
-  grid: AoiGrid,
+  change: gdal.Dataset,
   format: 'jpg' | 'png',
   encoding: PictureEncoding,
   scratch: Scratch,
 ): Promise<Buffer> {
-  const raster = await gdal.openAsync(changeRasterVrt(change, grid, scratch));
   const ramp = scratch.write('change-ramp.txt', Buffer.from(changeColourFile()));
   let colour: gdal.Dataset | undefined;
   try {
-    colour = await gdal.demAsync('in-memory', raster, 'color-relief', ['-of', 'MEM', '-alpha'], ramp);
+    try {
+      colour = await gdal.demAsync('in-memory', change, 'color-relief', ['-of', 'MEM', '-alpha'], ramp);
+    } finally {
+      change.close();
+    }
     await writePicture(colour, format, encoding, scratch.path(`change.${format}`));
   } finally {
     colour?.close();
-    raster.close();
   }
   return scratch.take(`change.${format}`);
 }

@@ -5,20 +5,25 @@ import type { Aoi } from '../geo/aoi.js';
 import { type AoiGrid, aoiGrid } from '../geo/aoi-grid.js';
 import { filesForBox, type LaidOutAsset } from '../geo/asset-layout.js';
 import { type SurveyStorage, storageUnavailable } from '../storage/storage.js';
-import { AdmissionController, type AdmissionOptions } from './admission.js';
+import { AdmissionController, type AdmissionOptions, type Permit } from './admission.js';
 import type { HeightRange } from './colour-ramp.js';
 import {
   type ChangeFigures,
-  changeFigures,
+  type ChangeRaster,
+  changeRaster,
+  figuresOf,
   type HeightChange,
-  heightChange,
+  readChange,
   writeChangeGeoTiff,
   writeChangePicture,
 } from './dsm-change.js';
 import { renderDsmPicture } from './dsm-picture.js';
 import { CONTENT_TYPE, type ImageFormat, isWorldFileFormat, type RasterFormat, type RenderedFile } from './formats.js';
+import { forgetRemoteFiles } from './gdal-curl-cache.js';
 import { DEFAULT_ENCODING, type PictureEncoding, renderImagery } from './imagery.js';
+import { type MallocControl, TrimWhenIdle } from './memory.js';
 import { Scratch } from './scratch.js';
+import { StorageWatch, type Timers } from './storage-watch.js';
 import { DEFAULT_TUNING, fileHoldsSurveyPixels, type GdalTuning, type PixelKind, warpToGeoTiff } from './warp.js';
 import { renderWorldFile } from './world-file.js';
 
@@ -76,21 +81,35 @@ export interface ChangeRenderResult {
 }
 
 export interface RasterEngineOptions {
-  /** Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/); `ping` tells a storage outage from a bug. */
-  storage: Pick<SurveyStorage, 'gdalPath' | 'ping'>;
+  /**
+   * Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/); `ping`
+   * tells a storage outage from a bug; with `storageTimeoutMs`, `source` reads the probes.
+   */
+  storage: Pick<SurveyStorage, 'gdalPath' | 'ping'> & Partial<Pick<SurveyStorage, 'source'>>;
+  /**
+   * NADIR_STORAGE_TIMEOUT_MS for remote storage: a render whose store stops answering is
+   * STORAGE_UNAVAILABLE within about this (storage-watch.ts). Unset: no watch (a local folder).
+   */
+  storageTimeoutMs?: number;
   tuning?: Partial<GdalTuning>;
   encoding?: Partial<PictureEncoding>;
   /** `budget` is bytes of working memory (see `workingBytesPerPixel`). */
   admission?: Partial<AdmissionOptions>;
+  /** Giving memory back after bursts (memory.ts): glibc's malloc_trim unless a test says otherwise. */
+  malloc?: Pick<MallocControl, 'trim'>;
+  /** The storage watch's and the trim's timers: the system's unless a test moves its own. */
+  timers?: Timers;
 }
 
 /**
  * Default working-memory budget: 1 GiB. A 5000 x 5000 imagery request reserves 300-350 MB and a
  * 5000 x 5000 DSM picture 500 MB, so two or three of the largest run at once and the rest wait
  * (up to 10 s) or get OVERLOADED; eight concurrent 5000 x 5000 requests cannot add up to the
- * 2.5-3.5 GB they would need side by side. Decoded COG tiles live in GDAL's block cache, which
- * is shared and bounded on its own (GDAL_CACHEMAX), so the process stays below
- * idle + GDAL_CACHEMAX + budget.
+ * 2.5-3.5 GB they would need side by side. Decoded COG tiles and blocks being written live in
+ * GDAL's block cache, which is shared and bounded on its own (GDAL_CACHEMAX: 128 MB in a serving
+ * process unless set, raster/memory.ts; GDAL's own default, 5% of RAM, let it hold 1.2 GB), so
+ * the process stays below idle + GDAL_CACHEMAX + budget, and comes back near idle after a burst
+ * (TrimWhenIdle).
  */
 export const DEFAULT_ADMISSION: AdmissionOptions = {
   budget: 1024 * 1024 * 1024,
@@ -101,15 +120,27 @@ export const DEFAULT_ADMISSION: AdmissionOptions = {
  * Peak working memory per output pixel, bytes, by pipeline, rounded up from bench/raster/ on
  * 5000 x 5000 outputs (peak RSS above the idle process; docs/benchmarks-raster.md): the warper's
  * chunks, the output raster (MEM driver or GDAL's block cache), the encoded file, and for the DSM
- * picture its colour and shade rasters.
+ * picture its colour and shade rasters. Re-measured for issue 32 with GDAL's cache bounded
+ * (raster/memory.ts), one render alone, 5000 px: imagery 7.6 B/px (tif, jpg, png), heights tif
+ * 5.3 (8.3 with the cache's 128 MB), DSM picture 10.0 (16.4), DsmChange 12.4 in every format
+ * (docs/reliability.md, "Memory under bursts").
  */
 export function workingBytesPerPixel(kind: PixelKind | 'change', format: ImageFormat | 'json'): number {
-  // DsmChange, measured the same way (bench/work peak RSS of 5000 x 5000 renders): 12.7 B/px for
-  // tif and json (two Float32 arrays and a warped MEM raster at a time), 15.0 for pictures.
+  // DsmChange: two warped MEM rasters, the change written over the first (dsm-change.ts). Before
+  // issue 32 the heights were also copied into two JavaScript arrays, freed only by V8's next
+  // collection: 16.9 B/px for a tif, over this reservation.
   if (kind === 'change') return format === 'tif' || format === 'json' ? 14 : 16;
   if (kind === 'rgb') return format === 'tif' ? 12 : 14;
   return format === 'tif' ? 10 : 20;
 }
+
+/**
+ * What every render holds besides its pixels: datasets, the warper's state, GDAL's per-call
+ * buffers, scratch file headers. Measured for issue 32: 64 concurrent 256 px renders (DsmChange,
+ * imagery, DSM pictures) grew the process by 222 MB, 3.5 MB each, where their pixels reserved 1 MB
+ * each; without this term a burst of small renders would be admitted far past the budget.
+ */
+export const RENDER_OVERHEAD_BYTES = 4 * 1024 * 1024;
 
 /**
  * The imagery engine: renders one AOI of one survey asset as tif, jpg or png on the AOI grid,
@@ -120,6 +151,9 @@ export class RasterEngine {
   readonly admission: AdmissionController;
   readonly tuning: GdalTuning;
   readonly encoding: PictureEncoding;
+  /** The storage deadline (remote storage only). */
+  readonly storageWatch: StorageWatch | undefined;
+  readonly trimmer: TrimWhenIdle;
   readonly #storage: RasterEngineOptions['storage'];
 
   constructor(options: RasterEngineOptions) {
@@ -127,11 +161,20 @@ export class RasterEngine {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.encoding = { ...DEFAULT_ENCODING, ...options.encoding };
     this.admission = new AdmissionController({ ...DEFAULT_ADMISSION, ...options.admission });
+    this.trimmer = new TrimWhenIdle(this.admission, { malloc: options.malloc, timers: options.timers });
+    const { source } = options.storage;
+    if (options.storageTimeoutMs !== undefined && source) {
+      this.storageWatch = new StorageWatch({
+        probe: (location) => source.call(options.storage, location).fetch(0, 1),
+        timeoutMs: options.storageTimeoutMs,
+        timers: options.timers,
+      });
+    }
   }
 
   /** Working-memory bytes a request reserves from the admission budget. */
   cost(kind: PixelKind | 'change', format: ImageFormat | 'json', size: number): number {
-    return size * size * workingBytesPerPixel(kind, format);
+    return RENDER_OVERHEAD_BYTES + size * size * workingBytesPerPixel(kind, format);
   }
 
   async renderAoi(request: RenderRequest): Promise<RenderResult> {
@@ -141,17 +184,35 @@ export class RasterEngine {
       // Pure arithmetic: no pixels, no admission.
       return { ...renderWorldFile(aoi, size, format), grid, empty: false, timings: { queueMs: 0, renderMs: 0 } };
     }
+    const uris = [asset.uri];
+    await this.storageWatch?.admit(uris);
     const queued = performance.now();
     const permit = await this.admission.acquire(this.cost(asset.kind, format, size), request.signal);
     const started = performance.now();
+    const { body, heightRange, empty } = await this.#run(
+      permit,
+      uris,
+      this.#render(asset, grid, aoi, format, request.checkEmpty ?? false),
+    );
+    const timings = { queueMs: started - queued, renderMs: performance.now() - started };
+    return { body, contentType: CONTENT_TYPE[format], fileExtension: format, grid, heightRange, empty, timings };
+  }
+
+  /**
+   * A render's GDAL work under the storage deadline: its answer, or STORAGE_UNAVAILABLE as soon as
+   * the store is found not answering. The admission permit is released when the work has really
+   * ended, however long after the answer that is: its memory is held until then (and the work
+   * cleans up its own datasets and scratch files).
+   */
+  async #run<T>(permit: Permit, uris: string[], work: Promise<T>): Promise<T> {
+    work.then(
+      () => permit.release(),
+      () => permit.release(),
+    );
     try {
-      const { body, heightRange, empty } = await this.#render(asset, grid, aoi, format, request.checkEmpty ?? false);
-      const timings = { queueMs: started - queued, renderMs: performance.now() - started };
-      return { body, contentType: CONTENT_TYPE[format], fileExtension: format, grid, heightRange, empty, timings };
+      return await (this.storageWatch ? this.storageWatch.guard(work, uris) : work);
     } catch (error) {
-      throw await this.#blame(error, [asset.uri]);
-    } finally {
-      permit.release();
+      throw await this.#blame(error, uris);
     }
   }
 
@@ -167,29 +228,37 @@ export class RasterEngine {
       const file = renderWorldFile(aoi, size, format);
       return { grid, file, empty: false, timings: { queueMs: 0, renderMs: 0 } };
     }
+    const uris = [request.after.uri, request.before.uri];
+    await this.storageWatch?.admit(uris);
     const queued = performance.now();
     const permit = await this.admission.acquire(this.cost('change', format, size), request.signal);
     const started = performance.now();
+    const result = await this.#run(permit, uris, this.#renderChange(request, format, grid));
+    return { ...result, timings: { queueMs: started - queued, renderMs: performance.now() - started } };
+  }
+
+  async #renderChange(
+    request: ChangeRenderRequest,
+    format: ImageFormat | 'json',
+    grid: AoiGrid,
+  ): Promise<Omit<ChangeRenderResult, 'timings'>> {
+    const threshold = format === 'json' ? request.threshold : undefined;
+    const { raster, tally } = await this.#changeRaster(request.after, request.before, grid, threshold);
     const scratch = new Scratch();
+    let owned = true;
     try {
-      const change = await this.#heightChange(request.after, request.before, grid);
-      let result: Omit<ChangeRenderResult, 'timings'>;
-      if (change.compared === 0) result = { grid, empty: true };
-      else if (format === 'json') {
-        result = { grid, figures: await changeFigures(change, grid, request.threshold), empty: false };
-      } else {
-        const body =
-          format === 'tif'
-            ? await writeChangeGeoTiff(change.change, grid, this.tuning, scratch)
-            : await writeChangePicture(change.change, grid, format, this.encoding, scratch);
-        result = { grid, file: { body, contentType: CONTENT_TYPE[format], fileExtension: format }, empty: false };
+      if (tally.compared === 0) return { grid, empty: true };
+      if (format === 'json') return { grid, figures: figuresOf(tally, grid, request.threshold), empty: false };
+      let body: Buffer;
+      if (format === 'tif') body = await writeChangeGeoTiff(raster, this.tuning, scratch);
+      else {
+        owned = false; // closed by writeChangePicture as soon as the colours are made
+        body = await writeChangePicture(raster, format, this.encoding, scratch);
       }
-      return { ...result, timings: { queueMs: started - queued, renderMs: performance.now() - started } };
-    } catch (error) {
-      throw await this.#blame(error, [request.after.uri, request.before.uri]);
+      return { grid, file: { body, contentType: CONTENT_TYPE[format], fileExtension: format }, empty: false };
     } finally {
+      if (owned) raster.close();
       await scratch.releaseAll();
-      permit.release();
     }
   }
 
@@ -203,24 +272,29 @@ export class RasterEngine {
     grid: AoiGrid,
     signal?: AbortSignal,
   ): Promise<HeightChange> {
+    const uris = [after.uri, before.uri];
+    await this.storageWatch?.admit(uris);
     const permit = await this.admission.acquire(this.cost('change', 'tif', grid.size), signal);
-    try {
-      return await this.#heightChange(after, before, grid);
-    } catch (error) {
-      throw await this.#blame(error, [after.uri, before.uri]);
-    } finally {
-      permit.release();
-    }
+    return this.#run(
+      permit,
+      uris,
+      this.#changeRaster(after, before, grid).then((change) => readChange(change, grid.size)),
+    );
   }
 
-  async #heightChange(after: OpenableAsset, before: OpenableAsset, grid: AoiGrid): Promise<HeightChange> {
+  async #changeRaster(
+    after: OpenableAsset,
+    before: OpenableAsset,
+    grid: AoiGrid,
+    threshold?: number,
+  ): Promise<ChangeRaster> {
     const opened = await Promise.allSettled([this.#open(after, grid), this.#open(before, grid)]);
     try {
       const [afterSource, beforeSource] = opened.map((result) => {
         if (result.status === 'rejected') throw result.reason;
         return result.value;
       }) as [gdal.Dataset, gdal.Dataset];
-      return await heightChange(afterSource, beforeSource, grid, this.tuning);
+      return await changeRaster(afterSource, beforeSource, grid, this.tuning, threshold);
     } finally {
       for (const result of opened) if (result.status === 'fulfilled') result.value.close();
     }
@@ -230,10 +304,12 @@ export class RasterEngine {
    * What a failed render is answered with. GDAL reads remote files itself, and when the storage
    * goes away mid-render it fails a read with a message that names nothing (or nothing at all):
    * if the storage does not answer now either, that is the cause, and the request gets
-   * STORAGE_UNAVAILABLE (503, Retry-After) instead of a 500; the log keeps GDAL's words.
+   * STORAGE_UNAVAILABLE (503, Retry-After) instead of a 500; the log keeps GDAL's words. With the
+   * storage watch, "answer" means reading a byte of the render's own files.
    */
   async #blame(error: unknown, uris: string[]): Promise<unknown> {
     if (error instanceof NadirError) return error;
+    if (this.storageWatch) return (await this.storageWatch.blame(uris, error)) ?? error;
     try {
       await this.#storage.ping();
     } catch (cause) {
@@ -252,14 +328,22 @@ export class RasterEngine {
     const files = filesForBox(asset, grid.bounds, grid.pixelWidth);
     // No shard under the AOI: the low COG covers the survey and holds nothing there either.
     const uris = files.length === 0 ? [uri] : files;
+    const paths = uris.map((uri) => this.#storage.gdalPath(uri));
+    const open = () => (paths.length === 1 ? gdal.openAsync(paths[0] as string) : gdal.buildVRTAsync('', paths));
     try {
-      if (uris.length === 1) return await gdal.openAsync(this.#storage.gdalPath(uris[0] as string));
-      return await gdal.buildVRTAsync(
-        '',
-        uris.map((uri) => this.#storage.gdalPath(uri)),
-      );
+      return await open();
     } catch (error) {
-      throw storageUnavailable(uris.join(', '), error);
+      // GDAL remembers a file it could not reach during an outage as missing; if the store reads
+      // it now, that memory is stale: forget it and open again.
+      if (!this.storageWatch || (await this.storageWatch.blame(uris, error)) !== undefined) {
+        throw storageUnavailable(uris.join(', '), error);
+      }
+      for (const path of paths) forgetRemoteFiles(path);
+      try {
+        return await open();
+      } catch (again) {
+        throw storageUnavailable(uris.join(', '), again);
+      }
     }
   }
 

@@ -11,6 +11,8 @@ export { colourReliefFile, type HeightRange, type Rgb, rampColour, VIRIDIS } fro
 export {
   type ChangeFigures,
   type ChangeMass,
+  type ChangeRaster,
+  type ChangeTally,
   type HeightChange,
   heightsOnGrid,
   subtractInPlace,
@@ -21,6 +23,7 @@ export {
   DEFAULT_ADMISSION,
   RasterEngine,
   type RasterEngineOptions,
+  RENDER_OVERHEAD_BYTES,
   type RenderRequest,
   type RenderResult,
   workingBytesPerPixel,
@@ -39,6 +42,22 @@ export {
   type WorldFileFormat,
 } from './formats.js';
 export { DEFAULT_ENCODING, type PictureEncoding } from './imagery.js';
+export {
+  boundRasterMemory,
+  glibcMalloc,
+  type MallocControl,
+  type RasterMemorySettings,
+  SERVE_GDAL_CACHE_MB,
+  TrimWhenIdle,
+} from './memory.js';
 export { scratchFoldersInUse } from './scratch.js';
+export {
+  isNoAnswer,
+  ProbeTimeout,
+  type StorageState,
+  StorageWatch,
+  SYSTEM_TIMERS,
+  type Timers,
+} from './storage-watch.js';
 export { DEFAULT_TUNING, type GdalTuning, type PixelKind } from './warp.js';
 export { renderWorldFile } from './world-file.js';

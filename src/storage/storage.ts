@@ -72,13 +72,14 @@ export function isKey(location: string): boolean {
 /**
  * A file the request needs could not be read: missing, refused (credentials) or too slow. The
  * service is at fault, not the request: 503 with a code, and the cause in the log only.
+ * `retryAfter`: seconds for the Retry-After header (5 unless the caller knows better).
  */
-export function storageUnavailable(location: string, cause: unknown): NadirError {
+export function storageUnavailable(location: string, cause: unknown, retryAfter = 5): NadirError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new NadirError(
     'STORAGE_UNAVAILABLE',
     'A survey file could not be read from storage; try again later',
-    { retryAfter: 5 },
+    { retryAfter },
     { cause: new Error(`${location}: ${reason}`) },
   );
 }

@@ -7,6 +7,7 @@ import {
   isWorldFileFormat,
   RASTER_FORMATS,
   RasterEngine,
+  RENDER_OVERHEAD_BYTES,
   rampColour,
   renderWorldFile,
   VIRIDIS,
@@ -108,9 +109,9 @@ describe('DSM colour ramp', () => {
 });
 
 describe('admission cost', () => {
-  it('charges each pipeline its working memory per output pixel', () => {
+  it('charges each pipeline its working memory per output pixel, and every render its overhead', () => {
     const engine = new RasterEngine({ storage: new LocalStorage('/nowhere') });
-    assert.equal(engine.cost('rgb', 'tif', 1000), 1e6 * workingBytesPerPixel('rgb', 'tif'));
+    assert.equal(engine.cost('rgb', 'tif', 1000), RENDER_OVERHEAD_BYTES + 1e6 * workingBytesPerPixel('rgb', 'tif'));
     assert.ok(workingBytesPerPixel('elevation', 'png') > workingBytesPerPixel('elevation', 'tif'));
     // The default budget must fit the largest single request, and not much more than a few of them.
     const largest = Math.max(

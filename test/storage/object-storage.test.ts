@@ -23,6 +23,12 @@ import { freePort, type NginxServer, type S3Server, SKIP_NGINX, startNginx, star
 
 const SURVEY_ID = '3e1c9f0a-7b2d-4c5e-9f80-1a2b3c4d5e6f';
 const BROKEN_ID = '8d7c6b5a-4f3e-4d2c-8b1a-0f9e8d7c6b5a';
+const DSM_AFTER_ID = '5b4a3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d';
+const DSM_BEFORE_ID = '4a3b2c1d-0e9f-4b8a-9c7d-5e4f3a2b1c0d';
+/** A survey first asked for while the S3 server is SIGSTOPped. */
+const UNSEEN_ID = '2c1d0e9f-8a7b-4c6d-8e5f-4a3b2c1d0e9f';
+/** NADIR_STORAGE_TIMEOUT_MS of the server the SIGSTOP case runs against. */
+const FROZEN_TIMEOUT_MS = 1_000;
 const POINT = { lon: -89.54165, lat: 44.11885 };
 
 interface Answer {
@@ -30,6 +36,28 @@ interface Answer {
   type: string | null;
   etag: string | null;
   body: Buffer;
+}
+
+/**
+ * A request repeated until it is served (or 10 s pass), waiting out each 503's Retry-After (at most
+ * a second): a render refused while the store was away is refused until a probe finds it back.
+ */
+async function untilServed(request: () => Promise<Response>): Promise<Response> {
+  const deadline = performance.now() + 10_000;
+  for (;;) {
+    const response = await request();
+    if (response.status !== 503 || performance.now() > deadline) return response;
+    const body = (await response.json()) as { code: string };
+    assert.equal(body.code, 'STORAGE_UNAVAILABLE');
+    await sleep(Math.min(1_000, Number(response.headers.get('retry-after')) * 1_000));
+  }
+}
+
+/** The status, the body read to its end (an unread body keeps the server's connection busy at close). */
+async function statusOf(response: Response | Promise<Response>): Promise<number> {
+  const answer = await response;
+  await answer.arrayBuffer();
+  return answer.status;
 }
 
 async function answerOf(response: Response): Promise<Answer> {
@@ -49,6 +77,7 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
   let bucket: ApiFixture;
   let cdn: ApiFixture;
   let stalled: ApiFixture;
+  let watched: ApiFixture;
   let scratch: { path: string; remove: () => Promise<void> };
   let survey: Survey;
   const keys = new Map<ApiFixture, string>();
@@ -83,14 +112,24 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
       now: clock.now,
       env: { ...sameCatalogue, NADIR_STORAGE: `http://127.0.0.1:${stallPort}/`, NADIR_STORAGE_TIMEOUT_MS: '800' },
     });
-    // cdn and stalled share the local server's database: one account each, named apart.
-    for (const [i, api] of [local, bucket, cdn, stalled].entries()) {
+    // The bucket's catalogue and files, with a short storage timeout (the SIGSTOP case).
+    watched = await startApi({
+      now: clock.now,
+      env: {
+        ...s3.env,
+        NADIR_STORAGE: 's3://imagery/nadir',
+        NADIR_DATABASE: join(bucket.dir, 'nadir.sqlite'),
+        NADIR_STORAGE_TIMEOUT_MS: String(FROZEN_TIMEOUT_MS),
+      },
+    });
+    // cdn and stalled share the local server's database, watched the bucket's: one account each, named apart.
+    for (const [i, api] of [local, bucket, cdn, stalled, watched].entries()) {
       keys.set(api, (await createKey(api.services, `storage-${i}`)).key);
     }
   });
 
   after(async () => {
-    for (const api of [local, bucket, cdn, stalled]) await api?.close();
+    for (const api of [local, bucket, cdn, stalled, watched]) await api?.close();
     stalling?.closeAllConnections();
     stalling?.close();
     await nginx?.stop();
@@ -188,7 +227,7 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
     );
   });
 
-  it('a store that does not answer is a 503 after its time-out, not a hung request', async () => {
+  it('a store that does not answer is a 503 after its time-out, not a hung request, for tiles and rasters', async () => {
     const vert = survey.assets.Vert;
     assert.ok(vert);
     const { column, row } = tileGrid(vert.maxZoom);
@@ -200,6 +239,20 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
     assert.equal(response.status, 503);
     assert.equal(((await response.json()) as { code: string }).code, 'STORAGE_UNAVAILABLE');
     assert.ok(elapsed < 5_000, `answered in ${Math.round(elapsed)} ms`);
+    // A raster too: GDAL's open waits on a range that never comes; the watch's probe (a range of
+    // the same file) does not get one either, and the download is a 503 after about the 800 ms.
+    const coverage = await stalled.get(
+      `/staticmap/v2/coverage.json?apikey=${keys.get(stalled)}&point=${POINT.lon},${POINT.lat}&radius=40&resources=TrueOrtho`,
+    );
+    const token = ((await coverage.json()) as { transactionToken: string }).transactionToken;
+    const rasterStarted = performance.now();
+    const raster = await stalled.get(
+      `/staticmap/v2/surveys/${SURVEY_ID}/TrueOrtho.png?transactionToken=${encodeURIComponent(token)}&point=${POINT.lon},${POINT.lat}&radius=40&size=300x300`,
+    );
+    const rasterElapsed = performance.now() - rasterStarted;
+    assert.equal(raster.status, 503);
+    assert.equal(((await raster.json()) as { code: string }).code, 'STORAGE_UNAVAILABLE');
+    assert.ok(rasterElapsed < 2_000, `the raster answered in ${Math.round(rasterElapsed)} ms`);
   });
 
   it('the S3 server killed: a raster read mid-way is 503 STORAGE_UNAVAILABLE, /ready names the storage; back when it is', async () => {
@@ -214,7 +267,7 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
       );
     };
     // GDAL has the file open before (its header cached): the outage meets it in the pixels' reads.
-    assert.equal((await download(10)).status, 200);
+    assert.equal(await statusOf(download(10)), 200);
     await s3.halt();
     try {
       const response = await download(45);
@@ -228,9 +281,119 @@ describe('survey files in object storage', { skip: SKIP_REALDATA || SKIP_NGINX, 
     } finally {
       await s3.restart();
     }
-    assert.equal((await download(46)).status, 200);
-    assert.equal((await api.get('/ready')).status, 200);
+    // Back without a restart: at once, or after the Retry-After of a render refused just before.
+    assert.equal(await statusOf(untilServed(() => download(46))), 200);
+    assert.equal(await statusOf(api.get('/ready')), 200);
     assert.ok(!api.logs.some((line) => line.includes('"statusCode":500')), 'no 500 logged');
+  });
+
+  it('the S3 server SIGSTOPped: imagery and DsmChange are 503 STORAGE_UNAVAILABLE within about the storage timeout; GDAL keeps its permits until its reads end; back when it thaws', async (t) => {
+    const dsm = join(REALDATA, 'fieldimager-ws5/dsm.tif');
+    const ortho = join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif');
+    for (const [id, captureDate, assets] of [
+      [DSM_BEFORE_ID, '2021-06-01', { DetailDsm: dsm }],
+      [DSM_AFTER_ID, '2021-07-01', { DetailDsm: dsm }],
+      [UNSEEN_ID, '2021-07-05', { TrueOrtho: ortho }],
+    ] as const) {
+      await bucket.services.ingestor.ingestManifestFile(
+        await writeManifest(scratch.path, `frozen-${id}`, { id, captureDate, assets }),
+      );
+    }
+    const api = watched;
+    const raster = api.services.raster;
+    const token = async (resources: string, radius: number) => {
+      const coverage = await api.get(
+        `/staticmap/v2/coverage.json?apikey=${keys.get(api)}&point=${POINT.lon},${POINT.lat}&radius=${radius}&resources=${resources}`,
+      );
+      return encodeURIComponent(((await coverage.json()) as { transactionToken: string }).transactionToken);
+    };
+    const area = (radius: number, size: number) =>
+      `point=${POINT.lon},${POINT.lat}&radius=${radius}&size=${size}x${size}`;
+    const imagery = async (format: string, radius: number, size = 300, id = SURVEY_ID) => {
+      const query = `transactionToken=${await token('TrueOrtho', radius)}&${area(radius, size)}`;
+      return () => api.get(`/staticmap/v2/surveys/${id}/TrueOrtho.${format}?${query}`);
+    };
+    const change = async (format: string, radius: number, size = 300) => {
+      const query = `transactionToken=${await token('DetailDsm', radius)}&${area(radius, size)}&baseline=${DSM_BEFORE_ID}`;
+      return () => api.get(`/staticmap/v2/surveys/${DSM_AFTER_ID}/DsmChange.${format}?${query}`);
+    };
+    // Served before: GDAL has opened the files and cached their headers.
+    assert.equal(await statusOf((await imagery('png', 10))()), 200);
+    assert.equal(await statusOf((await change('tif', 10))()), 200);
+    const during = [
+      await imagery('png', 45, 400),
+      await imagery('tif', 44),
+      await change('png', 40),
+      await change('json', 41),
+      // GDAL opens this file for the first time while the store does not answer.
+      await imagery('jpg', 35, 300, UNSEEN_ID),
+    ];
+    const later = await Promise.all([imagery('jpg', 43), change('tif', 42), imagery('png', 39), change('png', 38)]);
+
+    s3.freeze();
+    try {
+      const timed = async (request: () => Promise<Response>) => {
+        const started = performance.now();
+        const response = await request();
+        const body = (await response.json()) as { code: string };
+        return { response, body, ms: performance.now() - started };
+      };
+      const answers = await Promise.all(during.map(timed));
+      for (const { response, body, ms } of answers) {
+        assert.equal(response.status, 503, JSON.stringify(body));
+        assert.equal(body.code, 'STORAGE_UNAVAILABLE');
+        assert.ok(Number(response.headers.get('retry-after')) >= 1);
+        // The timeout, the probe interval before it, and room for a loaded machine; GDAL alone took 11 s at 2 s.
+        assert.ok(ms < FROZEN_TIMEOUT_MS * 2, `answered in ${Math.round(ms)} ms, timeout ${FROZEN_TIMEOUT_MS} ms`);
+      }
+      t.diagnostic(`SIGSTOP: answered in ${answers.map(({ ms }) => Math.round(ms)).join(', ')} ms`);
+      // GDAL's reads are still waiting on the frozen store: their memory stays accounted for.
+      assert.ok(raster.admission.stats.inFlight >= 1, 'the GDAL work still holds its admission permits');
+      // Later requests are refused at once; at most one at a time waits for a probe.
+      const refused = [];
+      for (const request of later) refused.push(await timed(request));
+      for (const { response, body } of refused) {
+        assert.equal(response.status, 503, JSON.stringify(body));
+        assert.equal(body.code, 'STORAGE_UNAVAILABLE');
+      }
+      assert.ok(
+        refused.filter(({ ms }) => ms > FROZEN_TIMEOUT_MS / 2).length <= 1,
+        `refused in ${refused.map(({ ms }) => Math.round(ms)).join(', ')} ms`,
+      );
+      // GDAL's own reads time out in the end (GDAL_HTTP_TIMEOUT, one retry): its threads and permits
+      // come back while the store is still frozen, and libuv's pool serves others again.
+      const waitStarted = performance.now();
+      const deadline = performance.now() + 30_000;
+      while (raster.admission.stats.inFlight > 0) {
+        assert.ok(performance.now() < deadline, `GDAL still holds ${raster.admission.stats.inFlight} renders`);
+        await sleep(100);
+      }
+      t.diagnostic(
+        `SIGSTOP: later ones in ${refused.map(({ ms }) => Math.round(ms)).join(', ')} ms; GDAL's work ended ${Math.round(performance.now() - waitStarted)} ms after the answers`,
+      );
+      const vert = survey.assets.Vert as Asset;
+      const { column, row } = tileGrid(vert.maxZoom);
+      const started = performance.now();
+      const localTile = await tile(
+        local,
+        `/tiles/v3/Vert/${vert.maxZoom}/${column((vert.bounds.minX + vert.bounds.maxX) / 2)}/${row((vert.bounds.minY + vert.bounds.maxY) / 2)}.jpg`,
+      );
+      assert.equal(localTile.status, 200);
+      assert.ok(performance.now() - started < 1_000, 'the pool is free');
+    } finally {
+      s3.thaw();
+    }
+    // Back without a restart, for the file GDAL first met during the outage too (it remembered it
+    // as missing: the engine makes it forget).
+    assert.equal(await statusOf(untilServed(await imagery('png', 37))), 200);
+    assert.equal(await statusOf(untilServed(await imagery('jpg', 34, 300, UNSEEN_ID))), 200);
+    assert.equal(await statusOf(untilServed(await change('png', 36))), 200);
+    assert.equal(raster.storageWatch?.state, 'up');
+    assert.ok(!api.logs.some((line) => line.includes('"statusCode":500')), 'no 500 logged');
+    assert.ok(
+      api.logs.some((line) => line.includes('STORAGE_UNAVAILABLE') && line.includes('did not answer a 1-byte read')),
+      'the log says why',
+    );
   });
 
   it('an ingest into the bucket killed in the middle leaves nothing visible; a re-run completes; gc clears the rest', async () => {

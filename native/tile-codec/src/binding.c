@@ -10,7 +10,9 @@
 #include "codec.h"
 #include "decode.h"
 #include "decode_binding.h"
+#include "gdal_cache_binding.h"
 #include "inflate_binding.h"
+#include "malloc_binding.h"
 #include "page_read.h"
 #include "stack.h"
 
@@ -333,7 +335,7 @@ fail:
 }
 
 NAPI_MODULE_INIT() {
-  napi_value jpeg, png, decode, inflate, read_cached;
+  napi_value jpeg, png, decode, inflate, read_cached, malloc_tune, malloc_trim, gdal_clear;
   CHECK(napi_create_function(env, "encodeJpeg", NAPI_AUTO_LENGTH, encode_jpeg_js, NULL, &jpeg));
   CHECK(napi_create_function(env, "decodeJpeg", NAPI_AUTO_LENGTH, decode_jpeg_js, NULL, &decode));
   CHECK(napi_set_named_property(env, exports, "decodeJpeg", decode));
@@ -341,6 +343,12 @@ NAPI_MODULE_INIT() {
   CHECK(napi_set_named_property(env, exports, "inflateZlib", inflate));
   CHECK(napi_create_function(env, "readCached", NAPI_AUTO_LENGTH, read_cached_js, NULL, &read_cached));
   CHECK(napi_set_named_property(env, exports, "readCached", read_cached));
+  CHECK(napi_create_function(env, "mallocTune", NAPI_AUTO_LENGTH, malloc_tune_js, NULL, &malloc_tune));
+  CHECK(napi_set_named_property(env, exports, "mallocTune", malloc_tune));
+  CHECK(napi_create_function(env, "mallocTrim", NAPI_AUTO_LENGTH, malloc_trim_js, NULL, &malloc_trim));
+  CHECK(napi_set_named_property(env, exports, "mallocTrim", malloc_trim));
+  CHECK(napi_create_function(env, "gdalCurlClearCache", NAPI_AUTO_LENGTH, gdal_curl_clear_cache_js, NULL, &gdal_clear));
+  CHECK(napi_set_named_property(env, exports, "gdalCurlClearCache", gdal_clear));
   CHECK(napi_create_function(env, "encodePng", NAPI_AUTO_LENGTH, encode_png_js, NULL, &png));
   CHECK(napi_set_named_property(env, exports, "encodeJpeg", jpeg));
   CHECK(napi_set_named_property(env, exports, "encodePng", png));
