@@ -8,6 +8,7 @@ import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
+import { leaseSize } from '../../src/limits/rate-lease.js';
 import { realClockEnvironment, testClock } from '../support/clock.js';
 import { PROJECT_ROOT, run, tempDir } from '../support/fixtures.js';
 import { freePort, type RedisServer, SKIP_REDIS, startRedis } from '../support/servers.js';
@@ -73,17 +74,18 @@ for (const withRedis of [false, true]) {
       await scratch.remove();
     });
 
-    it('both workers answer, and together admit exactly the key limit', async () => {
+    it('both workers answer, and together admit the key limit, never more', async () => {
       const answers = await Promise.all(
         Array.from({ length: 16 }, () => get(port, `/tiles/v3/Vert/3/0/0.jpg?apikey=${key}`)),
       );
       const statuses = answers.map((a) => a.status).sort();
-      assert.deepEqual(
-        statuses.filter((s) => s !== 429),
-        Array(10).fill(404),
-        'ten answered (no imagery here)',
-      );
-      assert.equal(statuses.filter((s) => s === 429).length, 6);
+      const answered = statuses.filter((s) => s !== 429);
+      // Redis counts every take in one place: exactly the limit. Leases (limits/rate-lease.ts) may
+      // refuse up to (workers - 1) x 1.5 leases early, a lease being 1 here: 9 or 10.
+      const fewest = redis ? 10 : 10 - Math.floor(1.5 * leaseSize(10, 2));
+      assert.ok(answered.length >= fewest && answered.length <= 10, `${answered.length} answered`);
+      assert.deepEqual(answered, Array(answered.length).fill(404), 'no imagery here');
+      assert.equal(statuses.filter((s) => s === 429).length, 16 - answered.length);
       const refused = answers.find((a) => a.status === 429);
       assert.equal(refused?.headers['x-ratelimit-remaining'], '0');
       if (redis) {

@@ -78,8 +78,8 @@ export const StacSearchQuerySchema = Type.Object({
   offset: Type.Optional(
     Type.Integer({
       minimum: 0,
-      maximum: Number.MAX_SAFE_INTEGER,
-      description: `Items to skip, at most ${MAX_OFFSET}; not with token.`,
+      maximum: MAX_OFFSET,
+      description: `Items to skip, at most ${MAX_OFFSET} (deeper: follow the next link); not with token.`,
     }),
   ),
   token: Type.Optional(

@@ -1516,7 +1516,7 @@ export interface paths {
                     collections?: string;
                     /** @description Items per page; above 1000 gets 1000. */
                     limit?: number;
-                    /** @description Items to skip, at most 10000; not with token. */
+                    /** @description Items to skip, at most 10000 (deeper: follow the next link); not with token. */
                     offset?: number;
                     /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
                     token?: string;
@@ -1637,7 +1637,7 @@ export interface paths {
                     collections?: string;
                     /** @description Items per page; above 1000 gets 1000. */
                     limit?: number;
-                    /** @description Items to skip, at most 10000; not with token. */
+                    /** @description Items to skip, at most 10000 (deeper: follow the next link); not with token. */
                     offset?: number;
                     /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
                     token?: string;
