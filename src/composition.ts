@@ -10,7 +10,8 @@ import { POSTGRES_ACCOUNTS_MIGRATIONS, PostgresAccountStore } from './accounts/p
 import { TileUsageCounter } from './accounts/tile-usage.js';
 import { createLogger, type LogDestination } from './api/log-safety.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
-import { POSTGRES_CATALOGUE_MIGRATIONS, PostgresSurveyCatalogue } from './catalogue/postgres-catalogue.js';
+import { PostgresSurveyCatalogue } from './catalogue/postgres-catalogue.js';
+import { POSTGRES_CATALOGUE_MIGRATIONS } from './catalogue/postgres-catalogue-schema.js';
 import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
 import type { Clock } from './clock.js';
 import type { Config, DatabaseConfig } from './config/config.js';

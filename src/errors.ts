@@ -71,3 +71,16 @@ export function quoted(value: unknown, max = 80): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > max ? `${text.slice(0, max)}...` : text;
 }
+
+/** Node's socket errors for a peer that is gone, refused or never answered (every engine's client meets them). */
+export const SOCKET_ERROR_CODES: readonly string[] = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+];

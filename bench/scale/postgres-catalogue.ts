@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { packFootprint } from '../../src/catalogue/packed-footprint.js';
-import { postgresGroupsInsert } from '../../src/catalogue/postgres-catalogue.js';
+import { postgresGroupsInsert } from '../../src/catalogue/postgres-catalogue-schema.js';
 import { CONTENT_TYPES, type Survey } from '../../src/catalogue/survey.js';
 import { documentJson, listingJson, typeMask } from '../../src/catalogue/survey-rows.js';
 import { generate, layoutFor, type SyntheticCatalogue } from '../coverage/catalogue.js';

@@ -81,16 +81,20 @@ export interface SurveyWalkPage {
  * tag (`''`: any tags) captured on one date. Kept exact by every put and delete, so layer and
  * collection extents are read from a few thousand of these, never from the surveys.
  */
-export interface SurveyGroup {
+export interface SurveyGroup extends SurveySpan {
   type: ContentType | '';
   tag: string;
   captureDate: string;
+}
+
+/** What some surveys span together. */
+export interface SurveySpan {
   surveys: number;
   /** WGS84 box of the footprints. */
   bounds: Bounds;
   firstPhotoTime: string;
   lastPhotoTime: string;
-  /** The type's coarsest and deepest zoom among the surveys (0 for type `''`). */
+  /** A content type's coarsest and deepest zoom among the surveys (0 for type `''`). */
   minZoom: number;
   maxZoom: number;
 }
@@ -111,14 +115,8 @@ export interface GroupQuery {
  * The groups of one tag (`''`: every survey) over the dates a GroupQuery selects, merged by the
  * engine: what a layer or a collection spans, with its capture dates (newest first).
  */
-export interface TagExtent {
+export interface TagExtent extends SurveySpan {
   tag: string;
-  surveys: number;
-  bounds: Bounds;
-  firstPhotoTime: string;
-  lastPhotoTime: string;
-  minZoom: number;
-  maxZoom: number;
   captureDates: string[];
 }
 

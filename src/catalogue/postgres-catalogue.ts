@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.js';
-import type { Migrations } from '../db/migrations.js';
 import type { PostgresSql, PostgresTransaction } from '../db/postgres.js';
 import type { ChangeCount } from '../db/postgres-changes.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
@@ -20,12 +19,12 @@ import {
   type TagFilter,
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
+import { postgresGroupsInsert } from './postgres-catalogue-schema.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
 import {
   GROUP_COLUMNS,
   type GroupRow,
   groupsOfSurvey,
-  groupTypeValues,
   splitPatterns,
   TAG_EXTENT_COLUMNS,
   type TagExtentRow,
@@ -46,6 +45,14 @@ import {
 } from './survey-rows.js';
 import { isAfter, orderKeyOf, walkSurveys } from './survey-walk.js';
 
+/** Candidates a small area may have for a walk to read them all at once rather than walk the order. */
+const WHOLE_AREA_CANDIDATES = 1000;
+
+/** A search's candidate: the order keys and packed footprint, and the document or the listing. */
+type CandidateRow = Pick<ListingRow, 'id' | 'captureDate' | 'lastPhotoTime'> &
+  Pick<DocumentRow, 'outline'> &
+  Partial<DocumentRow & ListingRow>;
+
 /**
  * The catalogue on PostgreSQL/PostGIS, for several servers sharing one database. Footprints are
  * PostGIS geometry under a GiST index, so a search is one statement: the index finds footprints
@@ -58,92 +65,6 @@ import { isAfter, orderKeyOf, walkSurveys } from './survey-walk.js';
  * Text columns that order or compare are `COLLATE "C"`: the same code-unit order as JavaScript
  * and SQLite, whatever locale the database was created with.
  */
-export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
-  module: 'catalogue',
-  steps: [
-    `CREATE EXTENSION IF NOT EXISTS postgis;
-     CREATE TABLE surveys (
-       id text COLLATE "C" PRIMARY KEY,
-       capture_date text COLLATE "C" NOT NULL,
-       last_photo_time text COLLATE "C" NOT NULL,
-       version integer NOT NULL,
-       type_mask integer NOT NULL,
-       tags text[] NOT NULL,
-       footprint geometry(MultiPolygon, 4326) NOT NULL,
-       outline bytea NOT NULL,
-       listing text NOT NULL,
-       body text NOT NULL
-     );
-     CREATE INDEX surveys_footprint ON surveys USING gist (footprint);
-     CREATE TABLE survey_versions (id text COLLATE "C" PRIMARY KEY, last_version integer NOT NULL);`,
-    // Every server caches answers until the catalogue changes: a count of changes, announced.
-    `CREATE TABLE catalogue_changes (id integer PRIMARY KEY CHECK (id = 1), changes bigint NOT NULL);
-     INSERT INTO catalogue_changes (id, changes) VALUES (1, 0);
-     CREATE FUNCTION nadir_catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-     BEGIN
-       UPDATE catalogue_changes SET changes = changes + 1;
-       PERFORM pg_notify('nadir_catalogue', '');
-       RETURN NULL;
-     END $$;
-     CREATE TRIGGER surveys_changed AFTER INSERT OR UPDATE OR DELETE ON surveys
-       FOR EACH STATEMENT EXECUTE FUNCTION nadir_catalogue_changed();`,
-    // Survey files in object storage are removed after a grace period, not at once: when a
-    // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
-    `ALTER TABLE survey_versions ADD COLUMN reserved_at text;
-     CREATE TABLE retired_files (location text COLLATE "C" PRIMARY KEY, retired_at text NOT NULL);`,
-    // Keyset paging walks this index in order (STAC pages deep in 100,000 surveys); layer and
-    // collection extents read the maintained groups (survey-groups.ts), built here for the
-    // surveys already there.
-    `CREATE INDEX surveys_newest ON surveys (capture_date DESC, last_photo_time DESC, id);
-     CREATE TABLE survey_groups (
-       content_type text COLLATE "C" NOT NULL,
-       tag text COLLATE "C" NOT NULL,
-       capture_date text COLLATE "C" NOT NULL,
-       surveys integer NOT NULL,
-       min_x double precision NOT NULL,
-       min_y double precision NOT NULL,
-       max_x double precision NOT NULL,
-       max_y double precision NOT NULL,
-       first_photo_time text COLLATE "C" NOT NULL,
-       last_photo_time text COLLATE "C" NOT NULL,
-       min_zoom integer NOT NULL,
-       max_zoom integer NOT NULL,
-       PRIMARY KEY (content_type, tag, capture_date)
-     );
-     ${postgresGroupsInsert('TRUE')}`,
-  ],
-};
-
-/**
- * Computes the groups of the surveys `where` selects (alias `s`), every content type and tag of
- * each (`''` for any): boxes from the geometry, the first photo from the listing, zooms from the
- * document, each parsed once per survey. A migration step runs it over every survey, `put` and
- * `delete` over the dates they touched (`$1`), bulk loaders after loading. A survey listing a tag
- * twice counts once.
- */
-export function postgresGroupsInsert(where: string): string {
-  return `INSERT INTO survey_groups (${GROUP_COLUMNS})
-    SELECT t.name, g.tag, s.capture_date, count(DISTINCT s.id),
-      min(ST_XMin(s.footprint)), min(ST_YMin(s.footprint)), max(ST_XMax(s.footprint)), max(ST_YMax(s.footprint)),
-      min(j.first COLLATE "C"), max(s.last_photo_time),
-      coalesce(min(CASE WHEN t.bit = 0 THEN 0 ELSE (j.body -> 'assets' -> t.name ->> 'minZoom')::int END), 0),
-      coalesce(max(CASE WHEN t.bit = 0 THEN 0 ELSE (j.body -> 'assets' -> t.name ->> 'maxZoom')::int END), 0)
-    FROM surveys s
-    CROSS JOIN LATERAL (SELECT s.body::jsonb AS body, s.listing::jsonb ->> 'firstPhotoTime' AS first OFFSET 0) j
-    JOIN (VALUES ${groupTypeValues()}) AS t(name, bit) ON t.bit = 0 OR (s.type_mask & t.bit) <> 0
-    CROSS JOIN LATERAL unnest(array_append(s.tags, '')) AS g(tag)
-    WHERE ${where}
-    GROUP BY t.name, g.tag, s.capture_date`;
-}
-
-/** Candidates a small area may have for a walk to read them all at once rather than walk the order. */
-const WHOLE_AREA_CANDIDATES = 1000;
-
-/** A search's candidate: the order keys and packed footprint, and the document or the listing. */
-type CandidateRow = Pick<ListingRow, 'id' | 'captureDate' | 'lastPhotoTime'> &
-  Pick<DocumentRow, 'outline'> &
-  Partial<DocumentRow & ListingRow>;
-
 export class PostgresSurveyCatalogue implements SurveyCatalogue {
   readonly #sql: PostgresSql;
   readonly #changes: ChangeCount;

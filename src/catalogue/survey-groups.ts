@@ -8,7 +8,7 @@
  * the same rebuild.
  */
 import type { Bounds } from '../geo/web-mercator.js';
-import type { SurveyGroup, TagExtent } from './catalogue.js';
+import type { SurveyGroup, SurveySpan, TagExtent } from './catalogue.js';
 import { CONTENT_TYPES, type ContentType, type Survey } from './survey.js';
 import { typeMask } from './survey-rows.js';
 
@@ -18,11 +18,8 @@ export function groupTypeValues(): string {
   return rows.join(', ');
 }
 
-/** A group as both engines select it. */
-export interface GroupRow {
-  content_type: string;
-  tag: string;
-  capture_date: string;
+/** The columns of a SurveySpan, as both engines select them (a group's, or a tag's merged). */
+interface SpanRow {
   surveys: number | string;
   min_x: number;
   min_y: number;
@@ -34,14 +31,8 @@ export interface GroupRow {
   max_zoom: number;
 }
 
-export const GROUP_COLUMNS =
-  'content_type, tag, capture_date, surveys, min_x, min_y, max_x, max_y, first_photo_time, last_photo_time, min_zoom, max_zoom';
-
-export function toGroup(row: GroupRow): SurveyGroup {
+function spanOf(row: SpanRow): SurveySpan {
   return {
-    type: row.content_type as ContentType | '',
-    tag: row.tag,
-    captureDate: row.capture_date,
     surveys: Number(row.surveys),
     bounds: { minX: row.min_x, minY: row.min_y, maxX: row.max_x, maxY: row.max_y },
     firstPhotoTime: row.first_photo_time,
@@ -51,18 +42,23 @@ export function toGroup(row: GroupRow): SurveyGroup {
   };
 }
 
-/** A tag's groups merged (both engines select these columns, `dates` comma-joined newest first). */
-export interface TagExtentRow {
+/** A group as both engines select it. */
+export interface GroupRow extends SpanRow {
+  content_type: string;
   tag: string;
-  surveys: number | string;
-  min_x: number;
-  min_y: number;
-  max_x: number;
-  max_y: number;
-  first_photo_time: string;
-  last_photo_time: string;
-  min_zoom: number;
-  max_zoom: number;
+  capture_date: string;
+}
+
+export const GROUP_COLUMNS =
+  'content_type, tag, capture_date, surveys, min_x, min_y, max_x, max_y, first_photo_time, last_photo_time, min_zoom, max_zoom';
+
+export function toGroup(row: GroupRow): SurveyGroup {
+  return { type: row.content_type as ContentType | '', tag: row.tag, captureDate: row.capture_date, ...spanOf(row) };
+}
+
+/** A tag's groups merged (both engines select these columns, `dates` comma-joined). */
+export interface TagExtentRow extends SpanRow {
+  tag: string;
   dates: string;
 }
 
@@ -71,16 +67,7 @@ export const TAG_EXTENT_COLUMNS = `tag, sum(surveys) AS surveys, min(min_x) AS m
   max(last_photo_time) AS last_photo_time, min(min_zoom) AS min_zoom, max(max_zoom) AS max_zoom`;
 
 export function toTagExtent(row: TagExtentRow): TagExtent {
-  return {
-    tag: row.tag,
-    surveys: Number(row.surveys),
-    bounds: { minX: row.min_x, minY: row.min_y, maxX: row.max_x, maxY: row.max_y },
-    firstPhotoTime: row.first_photo_time,
-    lastPhotoTime: row.last_photo_time,
-    minZoom: row.min_zoom,
-    maxZoom: row.max_zoom,
-    captureDates: row.dates.split(','),
-  };
+  return { tag: row.tag, captureDates: row.dates.split(','), ...spanOf(row) };
 }
 
 /** Tag patterns with and without a type part: `disaster` also matches `disaster:*` tags. */

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { withoutCredentials } from '../config/config.js';
-import { NadirError } from '../errors.js';
+import { NadirError, SOCKET_ERROR_CODES } from '../errors.js';
 import type { EngineGuard } from './engine-guard.js';
 import { type Migrations, schemaAhead } from './migrations.js';
 
@@ -40,14 +40,7 @@ export async function openPostgres(url: string, timeoutMs = 10_000): Promise<Pos
 
 /** Node's socket errors and postgres.js's own for a connection that is gone or never came. */
 const CONNECTION_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
+  ...SOCKET_ERROR_CODES,
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',

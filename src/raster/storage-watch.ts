@@ -24,7 +24,7 @@
  *
  * Timers and the monotonic clock are injected (`Timers`), so tests run it on a clock they move.
  */
-import type { NadirError } from '../errors.js';
+import { type NadirError, SOCKET_ERROR_CODES } from '../errors.js';
 import { storageUnavailable } from '../storage/storage.js';
 
 /** The timers and monotonic clock (ms) the watch runs on: the system's, or a test's. */
@@ -67,15 +67,7 @@ export class ProbeTimeout extends Error {
 }
 
 const NO_ANSWER_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
+  ...SOCKET_ERROR_CODES,
   'UND_ERR_SOCKET',
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_HEADERS_TIMEOUT',

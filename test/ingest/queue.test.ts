@@ -237,7 +237,7 @@ describe('queued ingest on two worker processes over PostgreSQL and S3', {
     const shard = join(dir.path, 'shard.tif');
     await writeFile(shard, await stored(services, (files[0] as string[])[1] as string));
     const info = JSON.parse((await exec('gdalinfo', ['-json', shard])).stdout);
-    assert.equal(info.metadata['IMAGE_STRUCTURE']?.JPEG_QUALITY, '85');
+    assert.equal(info.metadata.IMAGE_STRUCTURE?.JPEG_QUALITY, '85');
   });
 
   test('nadir ingest --queue --detach returns once sent; run again, it follows the same version to the end', async () => {

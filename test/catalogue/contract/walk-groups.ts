@@ -6,7 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { GroupQuery, SurveyCatalogue, SurveySearch, SurveyWalk } from '../../../src/catalogue/catalogue.js';
+import type {
+  GroupQuery,
+  SurveyCatalogue,
+  SurveySearch,
+  SurveySpan,
+  SurveyWalk,
+} from '../../../src/catalogue/catalogue.js';
 import type { ContentType, Survey } from '../../../src/catalogue/survey.js';
 import type { Bounds } from '../../../src/geo/web-mercator.js';
 import { box, rectFootprint, survey } from '../helpers.js';
@@ -30,14 +36,7 @@ export interface BruteForce<Shape> {
   patterns: readonly string[];
 }
 
-interface Aggregate {
-  surveys: number;
-  bounds: Bounds;
-  firstPhotoTime: string;
-  lastPhotoTime: string;
-  minZoom: number;
-  maxZoom: number;
-}
+type Aggregate = SurveySpan;
 
 const tagMatch = (tag: string, pattern: string) =>
   tag === pattern || (!pattern.includes(':') && tag.split(':')[0] === pattern);
