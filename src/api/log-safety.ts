@@ -221,9 +221,18 @@ const KEY_SHAPE = /nadir_[0-9a-f]{0,12}_?[A-Za-z0-9_-]*/g;
 const TOKEN_SHAPE = /\bt1\.[A-Za-z0-9_-]*\.?[A-Za-z0-9_-]*/g;
 /** Long base64url-looking runs with upper case, lower case and digits: what a secret looks like. */
 const SECRET_LOOKING_RUN = /(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{16,}/g;
+/**
+ * A 43-character secret has no digit about once in 150 keys, so longer mixed-case runs count
+ * too; identifiers in stacks are rarely 32 characters long.
+ */
+const LONG_MIXED_CASE_RUN = /(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])[A-Za-z0-9_-]{32,}/g;
 
 export function redactSecrets(text: string): string {
-  return text.replace(KEY_SHAPE, REDACTED).replace(TOKEN_SHAPE, REDACTED).replace(SECRET_LOOKING_RUN, REDACTED);
+  return text
+    .replace(KEY_SHAPE, REDACTED)
+    .replace(TOKEN_SHAPE, REDACTED)
+    .replace(SECRET_LOOKING_RUN, REDACTED)
+    .replace(LONG_MIXED_CASE_RUN, REDACTED);
 }
 
 export interface LogDestination {
