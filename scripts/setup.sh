@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what nadir needs, idempotently: Debian packages (GDAL for gdal-async to link against,
 # plus what the tests and benchmarks use), npm packages (the service's and its workspace packages'
-# under packages/), and the compiled code: the demo-town package, then the CLI in dist/.
+# under packages/), and the compiled code: the workspace packages (the map page's built page
+# among them), then the CLI in dist/.
 # Usage: scripts/setup.sh [extra apt packages...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,5 +41,8 @@ fi
 
 bash scripts/build-native.sh
 # Project references: packages/demo-town first (the service imports its dist/), then the service;
-# `tsc -b` skips a project whose sources have not changed since its last build.
+# `tsc -b` skips a project whose sources have not changed since its last build. Then the map page
+# (packages/map-page/dist/page/, what GET / serves): its build writes only files that changed.
+# The same two steps as `npm run build`.
 node_modules/.bin/tsc -b tsconfig.build.json
+node packages/map-page/dist/build.js

@@ -1,34 +1,35 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { CHANGE_RAMP } from '../../raster/index.js';
 
 /**
  * `GET /`: a Leaflet map over the tile endpoints (issue #5). Everything it loads comes from this
  * server, so it works offline and its Content-Security-Policy can allow 'self' only.
+ *
+ * The page is its own workspace package, @nadir/map-page (packages/map-page: TypeScript over
+ * @nadir/client, built by `npm run build`); what is served is its build output, found through the
+ * package's entry: its folder, the list of its files (@nadir/client's browser modules among them,
+ * under client/) and the placeholders this server fills in.
  */
+type MapPage = typeof import('@nadir/map-page');
 
-// tsc compiles src/ to dist/ without the static files, so the page is found from the package root:
-// both src/api/map-page/ and dist/api/map-page/ are three levels below it.
-const PAGE_DIR = fileURLToPath(new URL('../../../src/api/map-page/page/', import.meta.url));
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
 const LEAFLET_IMAGES = ['layers.png', 'layers-2x.png', 'marker-icon.png', 'marker-icon-2x.png', 'marker-shadow.png'];
-const DEMO_KEY_PLACEHOLDER = '<!--nadir-demo-key-->';
-/** The page's own ES modules (map.js imports the others) and styles. */
-const PAGE_FILES = [
-  'map.js',
-  'map.css',
-  'grids.js',
-  'coverage-view.js',
-  'tile-layers.js',
-  'swipe.js',
-  'area-download.js',
-  'change-layer.js',
-  'change-layer.css',
-];
-const RAMP_PLACEHOLDER = '/*nadir-change-ramp*/ [];';
+
+/**
+ * The package's entry, imported when the page is set up rather than with this module, so that a
+ * server whose page was never built says so instead of failing to load at all.
+ */
+async function mapPage(): Promise<MapPage> {
+  try {
+    return await import('@nadir/map-page');
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error(`@nadir/map-page is not built (packages/map-page/dist/): run npm run build (${error})`);
+  }
+}
 
 const TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
@@ -50,33 +51,12 @@ const PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-// @nadir/client's compiled browser entry: the page imports it as it is (relative ES imports).
-const CLIENT_DIST = dirname(createRequire(import.meta.url).resolve('@nadir/client'));
-const RELATIVE_IMPORT = /^\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.\/[\w./-]+\.js)'/gm;
-
 /**
- * The files of the client's browser entry, found by following its relative imports from index.js
- * (type-only imports are gone from the compiled code), so only what the browser needs is served
- * and never the Node half (dist/node/).
+ * @nadir/client's browser entry as the page serves it under `/map/client/`: `index.js` and the
+ * modules it imports (the map page's build lists them), never the client's Node half.
  */
 export async function browserClientFiles(): Promise<string[]> {
-  const found = new Set<string>();
-  const queue = ['index.js'];
-  while (queue.length > 0) {
-    const name = queue.pop()!;
-    if (found.has(name)) continue;
-    found.add(name);
-    const text = await readFile(join(CLIENT_DIST, name), 'utf8').catch(() => {
-      throw new Error(`${join(CLIENT_DIST, name)} is missing: build @nadir/client first (npm run build)`);
-    });
-    for (const [, path] of text.matchAll(RELATIVE_IMPORT)) {
-      const target = join(dirname(name), path!);
-      if (target.startsWith('..') || target.startsWith('node/'))
-        throw new Error(`unexpected import ${path} in ${name}`);
-      queue.push(target);
-    }
-  }
-  return [...found].sort();
+  return (await (await mapPage()).mapPageFiles()).client;
 }
 
 export interface MapPageOptions {
@@ -100,21 +80,45 @@ interface StaticFile {
   cacheControl: string;
 }
 
+/** The built page's file, with a clear error when the build left it out. */
+async function pageFile(page: MapPage, name: string): Promise<Buffer> {
+  return readFile(join(page.MAP_PAGE_DIR, name)).catch(() => {
+    throw new Error(`${join(page.MAP_PAGE_DIR, name)} is missing: the map page is not built (npm run build)`);
+  });
+}
+
+/** Fills in the page's placeholder, which the page's build checked is there once. */
+function fillIn(text: string, placeholder: string, value: string, file: string): string {
+  if (!text.includes(placeholder)) throw new Error(`${file} of @nadir/map-page has no ${placeholder}`);
+  return text.replace(placeholder, () => value);
+}
+
 /** Fixed routes for a fixed list of files: no path parameter, so nothing to traverse with. */
 export async function registerMapPage(app: FastifyInstance, options: MapPageOptions = {}): Promise<void> {
-  const html = await readFile(join(PAGE_DIR, 'index.html'), 'utf8');
+  const page = await mapPage();
+  const built = await page.mapPageFiles();
+  const html = (await pageFile(page, built.html)).toString('utf8');
   const meta = options.demoApiKey
     ? `<meta name="nadir-demo-key" content="${escapeAttribute(options.demoApiKey)}">`
     : '';
   // The page holds a key when there is a demo one: not for shared caches.
   const files = new Map<string, StaticFile>([
-    ['/', { body: html.replace(DEMO_KEY_PLACEHOLDER, meta), type: TYPES.html!, cacheControl: 'private, no-cache' }],
+    [
+      '/',
+      {
+        body: fillIn(html, page.DEMO_KEY_PLACEHOLDER, meta, built.html),
+        type: TYPES.html!,
+        cacheControl: 'private, no-cache',
+      },
+    ],
   ]);
-  for (const name of PAGE_FILES) {
-    let body: Buffer | string = await readFile(join(PAGE_DIR, name));
+  // The page's own ES modules (map.js imports the others) and styles, then the client's modules.
+  const served = [...built.page, ...built.client.map((name) => `client/${name}`)];
+  for (const name of served) {
+    let body: Buffer | string = await pageFile(page, name);
     // The DsmChange legend draws the ramp the tiles are coloured with.
-    if (name === 'change-layer.js')
-      body = body.toString('utf8').replace(RAMP_PLACEHOLDER, `${JSON.stringify(CHANGE_RAMP)};`);
+    if (name === page.CHANGE_RAMP_FILE)
+      body = fillIn(body.toString('utf8'), page.CHANGE_RAMP_PLACEHOLDER, JSON.stringify(CHANGE_RAMP), name);
     files.set(`/map/${name}`, { body, type: TYPES[name.split('.').pop()!]!, cacheControl: 'no-cache' });
   }
   const leaflet = [...['leaflet.js', 'leaflet.css'], ...LEAFLET_IMAGES.map((name) => `images/${name}`)];
@@ -125,11 +129,6 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
       type: TYPES[name.split('.').pop()!]!,
       cacheControl: 'public, max-age=86400',
     });
-  }
-
-  for (const name of await browserClientFiles()) {
-    const body = await readFile(join(CLIENT_DIST, name));
-    files.set(`/map/client/${name}`, { body, type: TYPES.js!, cacheControl: 'no-cache' });
   }
 
   for (const [url, file] of files) {

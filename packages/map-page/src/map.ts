@@ -1,28 +1,46 @@
-/* global L */
 // The map page (issue #5, issue 20): an imagery viewer over @nadir/client. Every request goes
 // through the client: coverage at the view centre (dates, native zooms), a coverage mask (no tile
 // asked for where there is none), the tiles, the survey on screen (X-Survey-Ids) and downloads.
+import { NadirClient, type Survey, type TileType } from '@nadir/client';
 import { setUpAreaDownload } from './area-download.js';
 import { setUpChangeLayer } from './change-layer.js';
-import { NadirClient } from './client/index.js';
-import { CoverageMask, describeError, filterKey, nativeZooms, surveysAt } from './coverage-view.js';
-import { crsOf, fromServerWorld, LABELS, lonLatOf, readHash, toServerWorld, writeHash } from './grids.js';
+import {
+  CoverageMask,
+  describeError,
+  type Filters,
+  filterKey,
+  nativeZooms,
+  surveysAt,
+  type WorldBox,
+  type Zooms,
+} from './coverage-view.js';
+import {
+  crsOf,
+  fromServerWorld,
+  LABELS,
+  lonLatOf,
+  readHash,
+  toServerWorld,
+  type WorldPoint,
+  writeHash,
+} from './grids.js';
 import { COMPARE_PANE, setUpSwipe } from './swipe.js';
-import { MAX_ZOOM, makeLayer, refreshLayer, trackTiles } from './tile-layers.js';
+import { MAX_ZOOM, makeLayer, refreshLayer, type TileTracker, trackTiles } from './tile-layers.js';
 
 const DEMO_VIEW = { zoom: 17, lat: 29.946, lon: -85.418 };
 const STORED_KEY = 'nadir.apikey';
-const $ = (id) => document.getElementById(id);
-const keyInput = $('apikey');
-const layerSelect = $('layer');
-const dateSelect = $('date');
-const compareSelect = $('compare');
+/** An element of index.html, by id (each is there: the page and its HTML are built together). */
+const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
+const keyInput = $<HTMLInputElement>('apikey');
+const layerSelect = $<HTMLSelectElement>('layer');
+const dateSelect = $<HTMLSelectElement>('date');
+const compareSelect = $<HTMLSelectElement>('compare');
 const message = $('message');
 const mapElement = $('map');
 const onScreen = $('on-screen');
-const demoKey = document.querySelector('meta[name="nadir-demo-key"]')?.content ?? '';
+const demoKey = document.querySelector<HTMLMetaElement>('meta[name="nadir-demo-key"]')?.content ?? '';
 
-function storedKey() {
+function storedKey(): string {
   try {
     return localStorage.getItem(STORED_KEY) ?? '';
   } catch {
@@ -30,7 +48,7 @@ function storedKey() {
   }
 }
 
-function rememberKey(key) {
+function rememberKey(key: string): void {
   try {
     if (key && key !== demoKey) localStorage.setItem(STORED_KEY, key);
     else localStorage.removeItem(STORED_KEY);
@@ -39,7 +57,7 @@ function rememberKey(key) {
   }
 }
 
-function showError(text) {
+function showError(text: string): void {
   const resized = message.hidden === Boolean(text);
   message.textContent = text;
   message.hidden = !text;
@@ -48,35 +66,44 @@ function showError(text) {
   if (resized) map.invalidateSize();
 }
 
-const tags = (id) =>
-  $(id)
+const tags = (id: string) =>
+  $<HTMLInputElement>(id)
     .value.split(',')
     .map((tag) => tag.trim())
     .filter(Boolean);
 
 /** The filters of the form, as the client takes them (empty ones left out). */
-function baseFilters() {
-  const filters = {};
-  for (const name of ['since', 'until']) if ($(name).value.trim()) filters[name] = $(name).value.trim();
+function baseFilters(): Filters {
+  const filters: Filters = {};
+  for (const name of ['since', 'until'] as const)
+    if ($<HTMLInputElement>(name).value.trim()) filters[name] = $<HTMLInputElement>(name).value.trim();
   const include = tags('include');
   const exclude = tags('exclude');
-  if ($('hide-disasters').checked && !exclude.includes('disaster')) exclude.push('disaster');
+  if ($<HTMLInputElement>('hide-disasters').checked && !exclude.includes('disaster')) exclude.push('disaster');
   if (include.length > 0) filters.include = include;
   if (exclude.length > 0) filters.exclude = exclude;
   return filters;
 }
 
 /** A layer's filters: a chosen date shows that day's surveys only. */
-const filtersFor = (date) => (date ? { ...baseFilters(), since: date, until: date } : baseFilters());
+const filtersFor = (date: string): Filters => (date ? { ...baseFilters(), since: date, until: date } : baseFilters());
+
+/** A layer on the map (main or compare), with what it shows and its tiles on their way. */
+interface Shown {
+  id: string;
+  layer: L.TileLayer;
+  tiles: TileTracker;
+}
+type Which = 'main' | 'compare';
 
 keyInput.value = storedKey() || demoKey;
 const initial = readHash(DEMO_VIEW);
 const state = { type: initial.type, date: initial.date, compare: initial.compare };
-let client = null;
+let client: NadirClient | null = null;
 let clientKey = '';
-let zooms = {};
-const masks = new Map();
-const shown = { main: null, compare: null };
+let zooms: Zooms = {};
+const masks = new Map<string, CoverageMask>();
+const shown: Record<Which, Shown | null> = { main: null, compare: null };
 
 const map = L.map(mapElement, { crs: crsOf(state.type), maxZoom: MAX_ZOOM, attributionControl: false });
 L.control.attribution({ prefix: 'Leaflet | nadir' }).addTo(map);
@@ -87,85 +114,96 @@ divider.hidden = true;
 // message takes room; the slider's presses must not pan the map.
 mapElement.append(divider, $('direction'), onScreen, $('swipe'));
 L.DomEvent.disableClickPropagation($('swipe'));
-const swipe = setUpSwipe(map, $('swipe'), divider);
+const swipe = setUpSwipe(map, $<HTMLInputElement>('swipe'), divider);
 
-function centre() {
+function centre(): WorldPoint {
   return toServerWorld(state.type, map.getCenter());
 }
 
-function syncHash() {
+function syncHash(): void {
   writeHash({ ...state, zoom: map.getZoom(), centre: centre() });
 }
 
 /** Shows a layer type centred on a server-world point, switching CRS when the grid changes. */
-function showType(type, point, zoom) {
+function showType(type: TileType, point: WorldPoint, zoom: number): void {
   state.type = type;
   removeLayers();
   map.options.crs = crsOf(type);
-  // reset: the pixel origin must be recomputed in the new CRS, not panned to.
-  map.setView(fromServerWorld(type, point), zoom, { reset: true });
+  // reset: the pixel origin must be recomputed in the new CRS, not panned to (an option of
+  // Leaflet's setView that @types/leaflet leaves out).
+  map.setView(fromServerWorld(type, point), zoom, { reset: true } as L.ZoomPanOptions);
   layerSelect.value = type;
   mapElement.dataset.tiles = 'loading';
   $('direction').textContent = LABELS[type];
   mapElement.dataset.layer = type;
 }
 
-function removeLayers() {
-  for (const which of ['main', 'compare']) {
+function removeLayers(): void {
+  for (const which of ['main', 'compare'] as const) {
     dropLayer(which);
   }
 }
 
 /** Takes the main or compare layer off the map (its tiles' unloads no longer count). */
-function dropLayer(which) {
-  if (!shown[which]) return;
-  shown[which].tiles.stop();
-  shown[which].layer.remove();
+function dropLayer(which: Which): void {
+  const layer = shown[which];
+  if (!layer) return;
+  layer.tiles.stop();
+  layer.layer.remove();
   shown[which] = null;
 }
 
-function maskFor(filters) {
+function maskFor(filters: Filters): CoverageMask {
   const key = `${filterKey(filters)}@${zooms.Vert}`;
-  if (!masks.has(key)) masks.set(key, new CoverageMask(client, filters, zooms.Vert ?? 20));
-  return masks.get(key);
+  // Masks are asked for once update() has made the client.
+  if (!masks.has(key)) masks.set(key, new CoverageMask(client!, filters, zooms.Vert ?? 20));
+  return masks.get(key)!;
 }
 
 /**
  * The server-world box of the view: Leaflet asks for the tiles in view only, and a mask tile of a
  * place with no imagery at all is a 404 of its own, so the mask is not fetched further out.
  */
-function viewBox() {
+function viewBox(): WorldBox {
   const size = map.getSize();
-  const corners = [
-    [0, 0],
-    [1, 0],
-    [0, 1],
-    [1, 1],
-  ].map(([fx, fy]) => toServerWorld(state.type, map.containerPointToLatLng([fx * size.x, fy * size.y])));
+  const corners = (
+    [
+      [0, 0],
+      [1, 0],
+      [0, 1],
+      [1, 1],
+    ] as const
+  ).map(([fx, fy]) => toServerWorld(state.type, map.containerPointToLatLng([fx * size.x, fy * size.y])));
   const us = corners.map(([u]) => u);
   const vs = corners.map(([, v]) => v);
   return [Math.min(...us), Math.min(...vs), Math.max(...us), Math.max(...vs)];
 }
 
 /** Puts the main or compare layer on the map, rebuilt only when what it shows changed. */
-async function place(which, date, mask) {
+async function place(which: Which, date: string, mask: CoverageMask): Promise<void> {
   const filters = filtersFor(date);
   const nativeZoom = zooms[state.type] ?? MAX_ZOOM;
   const id = `${state.type}|${filterKey(filters)}|${nativeZoom}|${zooms.Vert}`;
   await mask.load(...viewBox());
-  if (shown[which]?.id === id) {
-    refreshLayer(shown[which].layer);
+  const current = shown[which];
+  if (current?.id === id) {
+    refreshLayer(current.layer);
     return;
   }
   dropLayer(which);
   const pane = which === 'compare' ? COMPARE_PANE : 'tilePane';
-  const layer = makeLayer({ client, type: state.type, filters, nativeZoom, mask, pane });
+  const layer = makeLayer({ client: client!, type: state.type, filters, nativeZoom, mask, pane });
   shown[which] = { id, layer, tiles: trackTiles(layer, noteLoaded) };
   layer.addTo(map);
 }
 
 /** Fills a date list with the dates at the centre, keeping the chosen one. */
-function fillDates(select, dates, chosen, first) {
+function fillDates(
+  select: HTMLSelectElement,
+  dates: [string, string][],
+  chosen: string,
+  first: [string, string],
+): void {
   const options = new Map([first, ...dates]);
   if (chosen && !options.has(chosen)) options.set(chosen, chosen);
   select.replaceChildren(
@@ -177,7 +215,7 @@ function fillDates(select, dates, chosen, first) {
 }
 
 /** The survey drawn at the centre: X-Survey-Ids of the centre tile, named by its date. */
-async function describeCentre(surveys, mask, filters) {
+async function describeCentre(surveys: Survey[], mask: CoverageMask, filters: Filters): Promise<void> {
   const z = Math.min(map.getZoom(), zooms[state.type] ?? MAX_ZOOM);
   const [u, v] = centre();
   const tile = { z, x: Math.floor(u * 2 ** (z - 8)), y: Math.floor(v * 2 ** (z - 8)) };
@@ -187,7 +225,7 @@ async function describeCentre(surveys, mask, filters) {
     return;
   }
   // A panorama's server tile z/x/y covers the same ground as the Vert one (decisions.md "Tiles").
-  const answer = await client.tile({ type: state.type, tile, format: 'img', ...filters });
+  const answer = await client!.tile({ type: state.type, tile, format: 'img', ...filters });
   const ids = answer?.surveyIds ?? [];
   const named = ids.map((id) => {
     const survey = surveys.find((s) => s.id === id);
@@ -198,14 +236,14 @@ async function describeCentre(surveys, mask, filters) {
 }
 
 /** `data-tiles` says when every shown layer has its tiles (tests and scripts wait for it). */
-function noteLoaded() {
+function noteLoaded(): void {
   const waiting = (shown.main?.tiles.waiting ?? 0) + (shown.compare?.tiles.waiting ?? 0);
   mapElement.dataset.tiles = waiting > 0 ? 'loading' : 'loaded';
 }
 
 let generation = 0;
 /** Brings everything in line with the view and the form; a newer call makes an older one stop. */
-async function update() {
+async function update(): Promise<void> {
   const mine = ++generation;
   let keyChanged = false;
   syncHash();
@@ -227,8 +265,9 @@ async function update() {
     const surveys = await surveysAt(client, { lat, lon }, baseFilters());
     if (mine !== generation) return;
     zooms = nativeZooms(surveys, zooms);
-    const dates = surveys.map((s) => [
-      s.captureDate,
+    // `captureDate` and `tags` are among the fields surveysAt asks for.
+    const dates = surveys.map((s): [string, string] => [
+      s.captureDate!,
       `${s.captureDate}${s.tags?.length ? ` ${s.tags.join(' ')}` : ''}`,
     ]);
     fillDates(dateSelect, dates, state.date, ['', 'latest']);
@@ -251,16 +290,17 @@ async function update() {
   }
 }
 
-let pending = null;
+let pending: ReturnType<typeof setTimeout> | undefined;
 /** Moves come in bursts (a drag fires many): settle first. */
-function scheduleUpdate() {
+function scheduleUpdate(): void {
   clearTimeout(pending);
   pending = setTimeout(update, 150);
 }
 
 $('controls').addEventListener('submit', (event) => event.preventDefault());
 layerSelect.addEventListener('change', () => {
-  showType(layerSelect.value, centre(), map.getZoom());
+  // The select lists the tile types only.
+  showType(layerSelect.value as TileType, centre(), map.getZoom());
   update();
 });
 dateSelect.addEventListener('change', () => {
@@ -291,7 +331,7 @@ const change = setUpChangeLayer({
 
 setUpAreaDownload({
   map,
-  button: $('draw'),
+  button: $<HTMLButtonElement>('draw'),
   panel: $('downloads'),
   summary: $('downloads-summary'),
   list: $('downloads-list'),

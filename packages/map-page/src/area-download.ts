@@ -1,23 +1,54 @@
-/* global L */
 // An area drawn on the map -> coverage -> per-type downloads at native size. One coverage call per
 // area: its transaction token is kept by the client and every download of the area uses it, so
 // the whole area is one transaction (billing is per token, docs/api.md "The transaction token").
-import { aoiAround, MAX_RADIUS, planDownload } from './client/index.js';
-import { describeError } from './coverage-view.js';
+import {
+  type Aoi,
+  aoiAround,
+  type CoverageOptions,
+  MAX_RADIUS,
+  type NadirClient,
+  type PlannedImage,
+  planDownload,
+  type Survey,
+} from '@nadir/client';
+import { describeError, type Filters } from './coverage-view.js';
 
-const TYPES = ['TrueOrtho', 'DetailDsm'];
+type DownloadType = 'TrueOrtho' | 'DetailDsm';
+const TYPES: DownloadType[] = ['TrueOrtho', 'DetailDsm'];
 const FORMAT = 'tif';
+
+export interface AreaDownloadOptions {
+  map: L.Map;
+  button: HTMLButtonElement;
+  panel: HTMLElement;
+  summary: HTMLElement;
+  list: HTMLElement;
+  getClient: () => NadirClient | null;
+  getFilters: () => Filters;
+  canDraw: () => boolean;
+  showError: (text: string) => void;
+}
 
 /**
  * Wires the draw button: in draw mode a press-drag-release on the map draws a rectangle (the map
  * does not pan meanwhile); the area's coverage then lists one download per survey and type.
  */
-export function setUpAreaDownload({ map, button, panel, summary, list, getClient, getFilters, canDraw, showError }) {
+export function setUpAreaDownload({
+  map,
+  button,
+  panel,
+  summary,
+  list,
+  getClient,
+  getFilters,
+  canDraw,
+  showError,
+}: AreaDownloadOptions): void {
   let drawing = false;
-  let start = null;
-  let rectangle = null;
+  let start: L.LatLng | null = null;
+  let rectangle: L.Rectangle | null = null;
 
-  function setDrawing(on) {
+  function setDrawing(on: boolean): void {
     drawing = on;
     button.setAttribute('aria-pressed', String(on));
     map.getContainer().classList.toggle('drawing', on);
@@ -33,25 +64,25 @@ export function setUpAreaDownload({ map, button, panel, summary, list, getClient
     setDrawing(!drawing);
   });
 
-  map.on('mousedown', (event) => {
+  map.on('mousedown', (event: L.LeafletMouseEvent) => {
     if (!drawing) return;
     start = event.latlng;
     if (rectangle) rectangle.remove();
     rectangle = L.rectangle(L.latLngBounds(start, start), { weight: 2, interactive: false }).addTo(map);
   });
-  map.on('mousemove', (event) => {
-    if (drawing && start) rectangle.setBounds(L.latLngBounds(start, event.latlng));
+  map.on('mousemove', (event: L.LeafletMouseEvent) => {
+    if (drawing && start) rectangle!.setBounds(L.latLngBounds(start, event.latlng));
   });
-  map.on('mouseup', (event) => {
+  map.on('mouseup', (event: L.LeafletMouseEvent) => {
     if (!drawing || !start) return;
     const bounds = L.latLngBounds(start, event.latlng);
     start = null;
     setDrawing(false);
-    rectangle.setBounds(bounds);
-    listDownloads(bounds).catch((error) => showError(describeError(error)));
+    rectangle!.setBounds(bounds);
+    listDownloads(bounds).catch((error: unknown) => showError(describeError(error)));
   });
 
-  async function listDownloads(bounds) {
+  async function listDownloads(bounds: L.LatLngBounds): Promise<void> {
     const bbox = { west: bounds.getWest(), south: bounds.getSouth(), east: bounds.getEast(), north: bounds.getNorth() };
     list.replaceChildren();
     if (panel.hidden) {
@@ -68,12 +99,18 @@ export function setUpAreaDownload({ map, button, panel, summary, list, getClient
       summary.textContent = `The area is ${Math.round(2 * aoi.radius)} m across; draw one of at most ${2 * MAX_RADIUS} m.`;
       return;
     }
-    const client = getClient();
+    // The button draws only once there is a client (canDraw).
+    const client = getClient()!;
     const { since, until } = getFilters();
-    const options = { aoi, resources: TYPES, filter: 'anyTypes', fields: ['id', 'captureDate', 'pixelSizes'] };
+    const options: CoverageOptions = {
+      aoi,
+      resources: TYPES,
+      filter: 'anyTypes',
+      fields: ['id', 'captureDate', 'pixelSizes'],
+    };
     if (since) options.since = since;
     if (until) options.until = until;
-    const surveys = [];
+    const surveys: Survey[] = [];
     for await (const survey of client.surveys({ ...options, limit: 100 })) surveys.push(survey);
     const plan = planDownload(surveys, TYPES, FORMAT, aoi);
     summary.textContent =
@@ -82,7 +119,7 @@ export function setUpAreaDownload({ map, button, panel, summary, list, getClient
     for (const image of plan.images) list.append(downloadItem(client, aoi, image));
   }
 
-  function downloadItem(client, aoi, image) {
+  function downloadItem(client: NadirClient, aoi: Aoi, image: PlannedImage<DownloadType>): HTMLLIElement {
     const item = document.createElement('li');
     const link = document.createElement('button');
     link.type = 'button';
@@ -93,7 +130,8 @@ export function setUpAreaDownload({ map, button, panel, summary, list, getClient
     link.addEventListener('click', async () => {
       link.disabled = true;
       try {
-        const response = await client.imagery({ ...image, aoi });
+        // A plan of these types has no baseline (DsmChange's only): it is undefined here.
+        const response = await client.imagery({ ...image, baseline: image.baseline?.id, aoi });
         save(await response.blob(), image.fileName);
         link.dataset.done = 'true';
       } catch (error) {
@@ -108,7 +146,7 @@ export function setUpAreaDownload({ map, button, panel, summary, list, getClient
 }
 
 /** Hands a fetched file to the browser's downloads. */
-function save(blob, fileName) {
+function save(blob: Blob, fileName: string): void {
   const url = URL.createObjectURL(blob);
   const anchor = document.createElement('a');
   anchor.href = url;

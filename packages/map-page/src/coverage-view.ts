@@ -1,7 +1,24 @@
 // What the page knows of the imagery around the view, all through @nadir/client: the surveys at
 // the view centre (coverage: their dates and each layer's native zoom) and where there is imagery
 // at all (a coverage mask), so that the map asks for no tile that would be an empty 404.
-import { NadirApiError, NadirUsageError, TILE_SIZE } from './client/index.js';
+import {
+  type CoverageOptions,
+  type DateFilters,
+  NadirApiError,
+  type NadirClient,
+  NadirUsageError,
+  type Survey,
+  type TagFilters,
+  TILE_SIZE,
+  type TileType,
+} from '@nadir/client';
+
+/** The form's filters, as the client's tile and coverage calls take them. */
+export interface Filters extends DateFilters, TagFilters {}
+/** Each layer's native (deepest) zoom at the view centre. */
+export type Zooms = Partial<Record<TileType, number>>;
+/** A box of the server (Vert) world in zoom-0 pixels: west, north, east, south. */
+export type WorldBox = [number, number, number, number];
 
 /** Coverage's largest AOI: the 200 m square around the view centre. */
 const CENTRE_RADIUS = 100;
@@ -13,10 +30,10 @@ const CENTRE_RADIUS = 100;
 const MASK_LEVELS = 6;
 
 /** A filter set's identity, for caches and to know when layers must be rebuilt. */
-export const filterKey = (filters) => JSON.stringify(filters);
+export const filterKey = (filters: Filters): string => JSON.stringify(filters);
 
 /** The message for a refusal: what a user can act on, with the API's code. */
-export function describeError(error) {
+export function describeError(error: unknown): string {
   if (error instanceof NadirUsageError) return `Invalid filter: ${error.message}`;
   if (error instanceof NadirApiError) {
     if (error.status === 401) return `The API key was refused (${error.code}): ${error.message}`;
@@ -27,12 +44,17 @@ export function describeError(error) {
     }
     return `The server answered ${error.status} ${error.code}: ${error.message}`;
   }
-  return `Could not reach the server: ${error?.message ?? error}`;
+  // Whatever was thrown (a fetch TypeError, or anything else): its message, or itself.
+  return `Could not reach the server: ${(error as { message?: unknown } | null | undefined)?.message ?? error}`;
 }
 
 /** The surveys at the view centre, newest first (one coverage call; coverage is never billed). */
-export async function surveysAt(client, { lat, lon }, filters) {
-  const options = {
+export async function surveysAt(
+  client: NadirClient,
+  { lat, lon }: { lat: number; lon: number },
+  filters: Filters,
+): Promise<Survey[]> {
+  const options: CoverageOptions = {
     aoi: { point: { lon, lat }, radius: CENTRE_RADIUS },
     resources: ['Vert'],
     fields: ['id', 'captureDate', 'tags', 'maxZoom'],
@@ -42,7 +64,8 @@ export async function surveysAt(client, { lat, lon }, filters) {
   if (filters.until) options.until = filters.until;
   const page = await client.coverage(options);
   // Coverage takes no tag filters: the tiles' include/exclude are applied here, as the server does.
-  const matches = (tags, filter) => tags.some((tag) => tag === filter || tag.startsWith(`${filter}:`));
+  const matches = (tags: string[], filter: string) =>
+    tags.some((tag) => tag === filter || tag.startsWith(`${filter}:`));
   return page.surveys.filter(
     ({ tags = [] }) =>
       !(filters.exclude ?? []).some((filter) => matches(tags, filter)) &&
@@ -54,8 +77,8 @@ export async function surveysAt(client, { lat, lon }, filters) {
  * Each layer's native (deepest) zoom among the surveys at the centre, beyond which Leaflet scales
  * tiles up instead of asking for tiles no survey has; a layer no survey there has keeps its last.
  */
-export function nativeZooms(surveys, previous) {
-  const zooms = {};
+export function nativeZooms(surveys: Survey[], previous: Zooms): Zooms {
+  const zooms: Record<string, number> = {};
   for (const survey of surveys) {
     for (const [type, zoom] of Object.entries(survey.maxZoom ?? {})) zooms[type] = Math.max(zooms[type] ?? 0, zoom);
   }
@@ -64,21 +87,24 @@ export function nativeZooms(surveys, previous) {
 
 /** Where a filter set has imagery, from the alpha of coarse PNG tiles of the Vert layer. */
 export class CoverageMask {
-  /** @type {Map<string, Uint8Array | null | Promise<void>>} alpha per mask tile; null: none there */
-  #tiles = new Map();
+  /** Alpha per mask tile ("x/y"); null: none there; a promise while it is on its way. */
+  #tiles = new Map<string, Uint8Array | null | Promise<unknown>>();
+  readonly client: NadirClient;
+  readonly filters: Filters;
+  readonly zoom: number;
 
-  constructor(client, filters, nativeZoom) {
+  constructor(client: NadirClient, filters: Filters, nativeZoom: number) {
     this.client = client;
     this.filters = filters;
     this.zoom = Math.max(0, nativeZoom - MASK_LEVELS);
   }
 
   /** Loads the mask tiles under a server-world box (zoom-0 pixels); resolves once all are known. */
-  async load(west, north, east, south) {
+  async load(west: number, north: number, east: number, south: number): Promise<void> {
     const scale = 2 ** this.zoom;
     const last = scale - 1;
-    const clamp = (n) => Math.min(last, Math.max(0, Math.floor(n)));
-    const jobs = [];
+    const clamp = (n: number) => Math.min(last, Math.max(0, Math.floor(n)));
+    const jobs: Promise<unknown>[] = [];
     for (let x = clamp((west * scale) / TILE_SIZE); x <= clamp((east * scale) / TILE_SIZE); x++) {
       for (let y = clamp((north * scale) / TILE_SIZE); y <= clamp((south * scale) / TILE_SIZE); y++) {
         const key = `${x}/${y}`;
@@ -94,8 +120,8 @@ export class CoverageMask {
     await Promise.all(jobs);
   }
 
-  async #fetch(x, y) {
-    let answer;
+  async #fetch(x: number, y: number): Promise<Uint8Array | null> {
+    let answer: Awaited<ReturnType<NadirClient['tile']>>;
     try {
       answer = await this.client.tile({ type: 'Vert', tile: { z: this.zoom, x, y }, format: 'png', ...this.filters });
     } catch (error) {
@@ -103,13 +129,15 @@ export class CoverageMask {
       throw error;
     }
     if (!answer) return null;
-    const bitmap = await createImageBitmap(new Blob([answer.bytes], { type: answer.contentType }));
+    // The bytes are a whole ArrayBuffer of their own (the answer's body), which Blob takes.
+    const bytes = answer.bytes as Uint8Array<ArrayBuffer>;
+    const bitmap = await createImageBitmap(new Blob([bytes], { type: answer.contentType }));
     const canvas = new OffscreenCanvas(TILE_SIZE, TILE_SIZE);
-    const context = canvas.getContext('2d');
+    const context = canvas.getContext('2d')!;
     context.drawImage(bitmap, 0, 0);
     const rgba = context.getImageData(0, 0, TILE_SIZE, TILE_SIZE).data;
     const alpha = new Uint8Array(TILE_SIZE * TILE_SIZE);
-    for (let i = 0; i < alpha.length; i++) alpha[i] = rgba[i * 4 + 3];
+    for (let i = 0; i < alpha.length; i++) alpha[i] = rgba[i * 4 + 3]!;
     return alpha;
   }
 
@@ -118,7 +146,7 @@ export class CoverageMask {
    * false where the mask says none, and while its mask tile is not known yet (it is asked for
    * once known).
    */
-  covers(z, x, y) {
+  covers(z: number, x: number, y: number): boolean {
     const shift = z - this.zoom;
     // The tile's box in mask-zoom pixels; at least one pixel wide.
     const size = shift >= 0 ? TILE_SIZE / 2 ** shift : TILE_SIZE * 2 ** -shift;
@@ -136,7 +164,7 @@ export class CoverageMask {
         const top = Math.max(y0, ty * TILE_SIZE) - ty * TILE_SIZE;
         const bottom = Math.min(y1, (ty + 1) * TILE_SIZE) - ty * TILE_SIZE;
         for (let py = top; py < bottom; py++) {
-          for (let px = left; px < right; px++) if (alpha[py * TILE_SIZE + px] > 0) return true;
+          for (let px = left; px < right; px++) if (alpha[py * TILE_SIZE + px]! > 0) return true;
         }
       }
     }

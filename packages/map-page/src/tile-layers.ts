@@ -1,15 +1,25 @@
-/* global L */
-// Leaflet tile layers over @nadir/client's tile URLs: each layer's own grid (grids.js), scaled up
+// Leaflet tile layers over @nadir/client's tile URLs: each layer's own grid (grids.ts), scaled up
 // beyond its native zoom, and asking only for tiles the coverage mask says hold imagery.
+import type { NadirClient, TileType } from '@nadir/client';
+import type { CoverageMask, Filters } from './coverage-view.js';
 import { PANORAMA_WORLD, SQUASH, serverTile } from './grids.js';
+import type { InternalTileLayer } from './leaflet-internals.js';
 
 export const MAX_ZOOM = 22;
 const TILE = 256;
 // A tile the server answered with an error (the mask is coarse at footprint edges) shows nothing.
 const TRANSPARENT = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 
+interface NadirLayerOptions extends L.TileLayerOptions {
+  client: NadirClient;
+  type: TileType;
+  filters: Filters;
+  mask: CoverageMask;
+}
+type NadirLayer = L.TileLayer & { options: NadirLayerOptions };
+
 const NadirLayer = L.TileLayer.extend({
-  getTileUrl(coords) {
+  getTileUrl(this: NadirLayer, coords: L.Coords): string {
     const { client, type, filters } = this.options;
     const [x, y] = serverTile(type, coords.z, coords.x, coords.y);
     return client.tileUrl({ type, tile: { z: coords.z, x, y }, format: 'img', ...filters });
@@ -17,18 +27,30 @@ const NadirLayer = L.TileLayer.extend({
 
   // Leaflet's own check (the world's edge, `bounds`), then the coverage mask: a tile with no
   // imagery under it is not asked for (it would be a 404 in the console).
-  _isValidTile(coords) {
-    if (!L.TileLayer.prototype._isValidTile.call(this, coords)) return false;
+  _isValidTile(this: NadirLayer, coords: L.Coords): boolean {
+    if (!(L.TileLayer.prototype as InternalTileLayer)._isValidTile.call(this, coords)) return false;
     const [x, y] = serverTile(this.options.type, coords.z, coords.x, coords.y);
     return this.options.mask.covers(coords.z, x, y);
   },
-});
+}) as new (
+  url: string,
+  options: NadirLayerOptions,
+) => NadirLayer;
+
+export interface LayerSpec {
+  client: NadirClient;
+  type: TileType;
+  filters: Filters;
+  nativeZoom: number;
+  mask: CoverageMask;
+  pane: string;
+}
 
 /**
  * A layer of one type and filter set. `nativeZoom` is the deepest zoom the surveys have for the
  * type; Leaflet scales those tiles up to MAX_ZOOM instead of asking for deeper ones (404s).
  */
-export function makeLayer({ client, type, filters, nativeZoom, mask, pane }) {
+export function makeLayer({ client, type, filters, nativeZoom, mask, pane }: LayerSpec): L.TileLayer {
   const panorama = type !== 'Vert';
   return new NadirLayer('', {
     client,
@@ -46,9 +68,16 @@ export function makeLayer({ client, type, filters, nativeZoom, mask, pane }) {
 }
 
 /** Asks for the tiles that became valid since the mask learned more, keeping those shown. */
-export function refreshLayer(layer) {
+export function refreshLayer(layer: L.TileLayer): void {
+  const internal = layer as InternalTileLayer;
   // GridLayer#_update is what Leaflet runs after a move: it adds the missing valid tiles only.
-  if (layer._map) layer._update();
+  if (internal._map) internal._update();
+}
+
+/** A layer's tiles on their way, from trackTiles. */
+export interface TileTracker {
+  readonly waiting: number;
+  stop(): void;
 }
 
 /**
@@ -58,10 +87,10 @@ export function refreshLayer(layer) {
  * some later tile loads, which in a still view is never. Call `stop()` before removing the layer,
  * so its last unloads do not count as the map having loaded.
  */
-export function trackTiles(layer, onChange) {
-  const waiting = new Set();
-  const keyOf = ({ coords }) => `${coords.z}/${coords.x}/${coords.y}`;
-  const handlers = {
+export function trackTiles(layer: L.TileLayer, onChange: (waiting: number) => void): TileTracker {
+  const waiting = new Set<string>();
+  const keyOf = ({ coords }: L.TileEvent) => `${coords.z}/${coords.x}/${coords.y}`;
+  const handlers: Record<string, (event: L.TileEvent) => void> = {
     tileloadstart(event) {
       waiting.add(keyOf(event));
       onChange(waiting.size);
@@ -73,13 +102,13 @@ export function trackTiles(layer, onChange) {
       onChange(waiting.size);
     };
   }
-  layer.on(handlers);
+  layer.on(handlers as L.LeafletEventHandlerFnMap);
   return {
     get waiting() {
       return waiting.size;
     },
     stop() {
-      layer.off(handlers);
+      layer.off(handlers as L.LeafletEventHandlerFnMap);
     },
   };
 }

@@ -1,26 +1,36 @@
-/* global L */
 // The DsmChange overlay (issue 22): the newest disaster-tagged survey under the map centre (or the
 // newest survey) against the survey before it, drawn over the Vert layer, with the ramp's legend.
 // Its coverage call and tile URLs are @nadir/client's, like the rest of the page.
-import { describeError } from './coverage-view.js';
-import { trackTiles } from './tile-layers.js';
+import type { NadirClient, Survey, TileType } from '@nadir/client';
+import { type CoverageMask, describeError, type Filters, type WorldBox } from './coverage-view.js';
+import type { InternalTileLayer } from './leaflet-internals.js';
+import { type TileTracker, trackTiles } from './tile-layers.js';
 
-// The ramp's stops, written in by the server from src/raster/change-ramp.ts (one source).
-const RAMP = /*nadir-change-ramp*/ [];
+/** A stop of the DsmChange ramp: src/raster/change-ramp.ts's ChangeStop, as JSON. */
+interface RampStop {
+  metres: number;
+  colour: [number, number, number];
+}
+
+// The ramp's stops, written in by the server from src/raster/change-ramp.ts (one source): it
+// replaces this name (@nadir/map-page's CHANGE_RAMP_PLACEHOLDER; the build keeps names and drops
+// comments, so the placeholder is a name) with the stops' JSON when it serves change-layer.js.
+declare const NADIR_CHANGE_RAMP: readonly RampStop[];
+const RAMP = NADIR_CHANGE_RAMP;
 const TRANSPARENT = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 
-function rgb([r, g, b]) {
+function rgb([r, g, b]: [number, number, number]): string {
   return `rgb(${r}, ${g}, ${b})`;
 }
 
-function makeLegend(after, baseline) {
-  const control = L.control({ position: 'bottomleft' });
+function makeLegend(after: Survey, baseline: Survey): L.Control {
+  const control = new L.Control({ position: 'bottomleft' });
   control.onAdd = () => {
     const box = L.DomUtil.create('div', 'change-legend');
     const title = L.DomUtil.create('div', 'change-legend-title', box);
     title.textContent = `Height change ${baseline.captureDate} → ${after.captureDate}`;
-    const first = RAMP[0].metres;
-    const span = RAMP[RAMP.length - 1].metres - first;
+    const first = RAMP[0]!.metres;
+    const span = RAMP[RAMP.length - 1]!.metres - first;
     const bar = L.DomUtil.create('div', 'change-legend-bar', box);
     // The stops are not evenly spaced: each swatch is as wide as its share of the metres.
     for (const [index, stop] of RAMP.entries()) {
@@ -44,31 +54,63 @@ function makeLegend(after, baseline) {
 }
 
 /** The two surveys under the map centre with DetailDsm, from coverage (newest first). */
-async function choosePair(client, { lat, lon }) {
+async function choosePair(
+  client: NadirClient,
+  { lat, lon }: { lat: number; lon: number },
+): Promise<{ after: Survey; baseline: Survey } | undefined> {
   const page = await client.coverage({
     aoi: { point: { lon, lat }, radius: 100 },
     resources: ['DetailDsm'],
     fields: ['id', 'captureDate', 'tags', 'maxZoom'],
   });
   const { surveys } = page;
-  const disaster = surveys.findIndex((s) => s.tags.some((tag) => tag.startsWith('disaster')));
+  // `tags` is among the fields asked for: every survey has it.
+  const disaster = surveys.findIndex((s) => s.tags!.some((tag) => tag.startsWith('disaster')));
   const index = disaster >= 0 && disaster < surveys.length - 1 ? disaster : 0;
   const [after, baseline] = [surveys[index], surveys[index + 1]];
   return after && baseline ? { after, baseline } : undefined;
 }
 
+interface ChangeLayerOptions extends L.TileLayerOptions {
+  mask: CoverageMask;
+}
+type ChangeLayer = L.TileLayer & { options: ChangeLayerOptions };
+
 // Tiles outside the after survey's imagery are not asked for (its coverage mask, as for the
 // imagery layers): they could only be 404s.
 const ChangeLayer = L.TileLayer.extend({
-  _isValidTile(coords) {
+  _isValidTile(this: ChangeLayer, coords: L.Coords): boolean {
     return (
-      L.TileLayer.prototype._isValidTile.call(this, coords) && this.options.mask.covers(coords.z, coords.x, coords.y)
+      (L.TileLayer.prototype as InternalTileLayer)._isValidTile.call(this, coords) &&
+      this.options.mask.covers(coords.z, coords.x, coords.y)
     );
   },
-});
+}) as new (
+  urlTemplate: string,
+  options: ChangeLayerOptions,
+) => ChangeLayer;
+
+export interface ChangeLayerSetUp {
+  map: L.Map;
+  mapElement: HTMLElement;
+  controls: HTMLElement;
+  getClient: () => NadirClient | null;
+  getType: () => TileType;
+  centre: () => { lat: number; lon: number };
+  maskFor: (filters: Filters) => CoverageMask;
+  viewBox: () => WorldBox;
+  showError: (text: string) => void;
+}
+
+export interface ChangeControl {
+  /** Takes the overlay away while the page shows a refusal (it comes back on the next update). */
+  hide(): void;
+  /** After a view or form change: off on panoramas, a new key re-chooses, a move extends the mask. */
+  update(options?: { keyChanged?: boolean }): Promise<void>;
+}
 
 /**
- * The "Change (DSM)" switch in the form. map.js calls `update()` after each view or form change
+ * The "Change (DSM)" switch in the form. map.ts calls `update()` after each view or form change
  * (the overlay needs the Vert layer: a panorama unticks it) and gives the client, the centre and
  * the coverage masks.
  */
@@ -82,7 +124,7 @@ export function setUpChangeLayer({
   maskFor,
   viewBox,
   showError,
-}) {
+}: ChangeLayerSetUp): ChangeControl {
   const toggle = document.createElement('input');
   toggle.type = 'checkbox';
   toggle.id = 'change';
@@ -90,12 +132,12 @@ export function setUpChangeLayer({
   toggleLabel.append(toggle, ' Change (DSM)');
   controls.append(toggleLabel);
 
-  let overlay = null;
-  let overlayTiles = null;
-  let legend = null;
-  let mask = null;
+  let overlay: ChangeLayer | null = null;
+  let overlayTiles: TileTracker | null = null;
+  let legend: L.Control | null = null;
+  let mask: CoverageMask | null = null;
 
-  function clear() {
+  function clear(): void {
     overlayTiles?.stop();
     overlayTiles = null;
     if (overlay) map.removeLayer(overlay);
@@ -106,12 +148,12 @@ export function setUpChangeLayer({
     delete mapElement.dataset.change;
   }
 
-  async function show() {
+  async function show(): Promise<void> {
     clear();
     const client = getClient();
     if (!toggle.checked || !client || getType() !== 'Vert') return;
     mapElement.dataset.change = 'choosing';
-    let pair;
+    let pair: Awaited<ReturnType<typeof choosePair>>;
     try {
       pair = await choosePair(client, centre());
     } catch (error) {
@@ -147,9 +189,7 @@ export function setUpChangeLayer({
 
   toggle.addEventListener('change', show);
   return {
-    /** Takes the overlay away while the page shows a refusal (it comes back on the next update). */
     hide: clear,
-    /** After a view or form change: off on panoramas, a new key re-chooses, a move extends the mask. */
     async update({ keyChanged = false } = {}) {
       if (getType() !== 'Vert' && toggle.checked) toggle.checked = false;
       if (!toggle.checked || keyChanged || getType() !== 'Vert') {
@@ -158,7 +198,7 @@ export function setUpChangeLayer({
       }
       if (overlay && mask) {
         await mask.load(...viewBox());
-        overlay._update();
+        (overlay as L.TileLayer as InternalTileLayer)._update();
       }
     },
   };

@@ -2,13 +2,20 @@
 // clipped to the right of the slider, so the left shows one date and the right the other.
 export const COMPARE_PANE = 'compare';
 
-export function setUpSwipe(map, slider, divider) {
+export interface Swipe {
+  pane: string;
+  /** Shows or hides the slider; the clip follows. */
+  setActive(on: boolean): void;
+  clip(): void;
+}
+
+export function setUpSwipe(map: L.Map, slider: HTMLInputElement, divider: HTMLElement): Swipe {
   const pane = map.createPane(COMPARE_PANE);
   // Above the main tiles (tilePane 200), below overlays and controls.
   pane.style.zIndex = '250';
   let active = false;
 
-  function clip() {
+  function clip(): void {
     if (!active) {
       pane.style.clip = '';
       return;
@@ -27,7 +34,6 @@ export function setUpSwipe(map, slider, divider) {
   slider.addEventListener('input', clip);
   return {
     pane: COMPARE_PANE,
-    /** Shows or hides the slider; the clip follows. */
     setActive(on) {
       active = on;
       slider.hidden = !on;
