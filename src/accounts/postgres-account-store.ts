@@ -1,18 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import { LruCache } from '../cache/lru.js';
 import type { Clock } from '../clock.js';
 import type { Migrations } from '../db/migrations.js';
 import type { PostgresSql } from '../db/postgres.js';
-import type { ChangeCount } from '../db/postgres-changes.js';
+import { type ChangeCount, changeCountSql } from '../db/postgres-change-count.js';
 import { invalidParameter, NadirError } from '../errors.js';
 import {
-  apiKeyDigest,
-  apiKeyMatchesHash,
-  displayPrefix,
-  generateApiKey,
-  keyIdOfApiKey,
-  normaliseKeyId,
-} from './api-key.js';
+  type AccountRow,
+  type ApiKeyRow,
+  accountFromRow,
+  apiKeyInfoFromRow,
+  type UsageRow,
+  usageFromRow,
+} from './account-rows.js';
+import { isLiveKey, issueKey, keyLookup, newAccount, VerifiedKeyCache } from './account-rules.js';
+import { normaliseKeyId } from './api-key.js';
 import type {
   Account,
   AccountStore,
@@ -26,10 +26,6 @@ import type {
 } from './types.js';
 import {
   accountNotFound,
-  DEFAULT_MONTHLY_ALLOWANCE,
-  DEFAULT_TILE_RATE_INTERVAL_SECONDS,
-  DEFAULT_TILE_RATE_LIMIT,
-  validAccountName,
   validAllowance,
   validFlag,
   validMonth,
@@ -81,48 +77,13 @@ export const POSTGRES_ACCOUNTS_MIGRATIONS: Migrations = {
        billed_at text NOT NULL
      );`,
     // Every server remembers verified keys until an account or key changes: a count, announced.
-    `CREATE TABLE account_changes (id integer PRIMARY KEY CHECK (id = 1), changes bigint NOT NULL);
-     INSERT INTO account_changes (id, changes) VALUES (1, 0);
-     CREATE FUNCTION nadir_accounts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-     BEGIN
-       UPDATE account_changes SET changes = changes + 1;
-       PERFORM pg_notify('nadir_accounts', '');
-       RETURN NULL;
-     END $$;
-     CREATE TRIGGER accounts_changed AFTER UPDATE OR DELETE ON accounts
-       FOR EACH STATEMENT EXECUTE FUNCTION nadir_accounts_changed();
-     CREATE TRIGGER api_keys_changed AFTER UPDATE OR DELETE ON api_keys
-       FOR EACH STATEMENT EXECUTE FUNCTION nadir_accounts_changed();`,
+    changeCountSql('account_changes', 'nadir_accounts', {
+      accounts: ['UPDATE', 'DELETE'],
+      api_keys: ['UPDATE', 'DELETE'],
+    }),
   ],
 };
 
-interface AccountRow {
-  id: string;
-  name: string;
-  raster_subscription: boolean;
-  monthly_allowance: number;
-  tile_rate_limit: number;
-  tile_rate_interval_seconds: number;
-  disabled: boolean;
-  created_at: string;
-}
-
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  key_hash: Buffer;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-interface UsageRow {
-  month: string;
-  transactions: number;
-  tiles: string;
-}
-
-const KEY_CACHE_ENTRIES = 10_000;
-const KEY_ID_ATTEMPTS = 3;
 const UNIQUE_VIOLATION = '23505';
 
 export class PostgresAccountStore implements AccountStore {
@@ -130,7 +91,7 @@ export class PostgresAccountStore implements AccountStore {
   readonly #changes: ChangeCount;
   readonly #now: Clock;
   /** Successful key lookups, valid while the change count they were made under stands. */
-  readonly #verifiedKeys = new LruCache<{ lookup: ApiKeyLookup; marker: string }>({ maxEntries: KEY_CACHE_ENTRIES });
+  readonly #verifiedKeys = new VerifiedKeyCache();
 
   /** The migrations must have run (composition.ts); `changes` follows `account_changes`. */
   constructor(sql: PostgresSql, changes: ChangeCount, now: Clock) {
@@ -140,28 +101,14 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   async createAccount(input: NewAccount): Promise<Account> {
-    const name = validAccountName(input.name);
-    const monthlyAllowance = validAllowance(input.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE);
-    const [tileRateLimit, tileRateInterval] = validRateLimit(
-      input.tileRateLimit ?? DEFAULT_TILE_RATE_LIMIT,
-      input.tileRateInterval ?? DEFAULT_TILE_RATE_INTERVAL_SECONDS,
-    );
-    const account: Account = {
-      id: randomUUID(),
-      name,
-      rasterSubscription: validFlag('rasterSubscription', input.rasterSubscription ?? false),
-      monthlyAllowance,
-      tileRateLimit,
-      tileRateInterval,
-      createdAt: this.#now().toISOString(),
-      disabled: false,
-    };
+    const account = newAccount(input, this.#now);
+    const { id, name, rasterSubscription, monthlyAllowance, tileRateLimit, tileRateInterval, createdAt } = account;
     try {
       await this.#sql`
         INSERT INTO accounts (id, name, raster_subscription, monthly_allowance, tile_rate_limit,
           tile_rate_interval_seconds, disabled, created_at)
-        VALUES (${account.id}, ${name}, ${account.rasterSubscription}, ${monthlyAllowance}, ${tileRateLimit},
-          ${tileRateInterval}, false, ${account.createdAt})`;
+        VALUES (${id}, ${name}, ${rasterSubscription}, ${monthlyAllowance}, ${tileRateLimit},
+          ${tileRateInterval}, false, ${createdAt})`;
     } catch (error) {
       if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
         throw invalidParameter('name', `An account named ${JSON.stringify(name)} already exists`);
@@ -229,17 +176,12 @@ export class PostgresAccountStore implements AccountStore {
   async issueApiKey(accountId: string): Promise<IssuedApiKey> {
     if (!(await this.getAccount(accountId))) throw accountNotFound(accountId);
     const createdAt = this.#now().toISOString();
-    for (let attempt = 0; attempt < KEY_ID_ATTEMPTS; attempt++) {
-      const generated = generateApiKey();
+    return issueKey(accountId, createdAt, async ({ keyId, hash }) => {
       const inserted = await this.#sql`
         INSERT INTO api_keys (id, account_id, key_hash, created_at)
-        VALUES (${generated.keyId}, ${accountId}, ${generated.hash}, ${createdAt}) ON CONFLICT (id) DO NOTHING`;
-      if (inserted.count === 1) {
-        const { keyId: id, prefix, key } = generated;
-        return { id, accountId, prefix, createdAt, revokedAt: null, revoked: false, key };
-      }
-    }
-    throw new NadirError('INTERNAL', 'Could not allocate a unique API key id');
+        VALUES (${keyId}, ${accountId}, ${hash}, ${createdAt}) ON CONFLICT (id) DO NOTHING`;
+      return inserted.count === 1;
+    });
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyInfo[]> {
@@ -265,23 +207,12 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
-    // Keyed by the key's digest, not the key (api-key.ts says why).
-    const digest = apiKeyDigest(presentedKey);
-    const marker = this.#changes.marker;
-    const cached = this.#verifiedKeys.get(digest);
-    if (cached?.marker === marker) return cached.lookup;
-    const keyId = keyIdOfApiKey(presentedKey);
-    if (keyId === undefined) return undefined;
-    const [row] = await this.#sql<(ApiKeyRow & { account: AccountRow | null })[]>`
-      SELECT k.*, row_to_json(a) AS account FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id
-      WHERE k.id = ${keyId}`;
-    // Compare the hash even for revoked keys so the answer's timing says nothing about them.
-    if (!row || !apiKeyMatchesHash(presentedKey, row.key_hash) || row.revoked_at || !row.account) return undefined;
-    const account = accountFromRow(row.account);
-    if (account.disabled) return undefined;
-    const found = { account, keyId };
-    this.#verifiedKeys.set(digest, { lookup: found, marker });
-    return found;
+    return this.#verifiedKeys.lookup(presentedKey, this.#changes.marker, async (keyId) => {
+      const [row] = await this.#sql<(ApiKeyRow & { account: AccountRow | null })[]>`
+        SELECT k.*, row_to_json(a) AS account FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id
+        WHERE k.id = ${keyId}`;
+      return isLiveKey(presentedKey, row) ? keyLookup(keyId, row.account) : undefined;
+    });
   }
 
   async recordTransaction(
@@ -361,32 +292,4 @@ export class PostgresAccountStore implements AccountStore {
     const [row] = await this.#sql<ApiKeyRow[]>`SELECT * FROM api_keys WHERE id = ${keyId}`;
     return row;
   }
-}
-
-function accountFromRow(row: AccountRow): Account {
-  return {
-    id: row.id,
-    name: row.name,
-    rasterSubscription: row.raster_subscription,
-    monthlyAllowance: row.monthly_allowance,
-    tileRateLimit: row.tile_rate_limit,
-    tileRateInterval: row.tile_rate_interval_seconds,
-    createdAt: row.created_at,
-    disabled: row.disabled,
-  };
-}
-
-function apiKeyInfoFromRow(row: ApiKeyRow): ApiKeyInfo {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    prefix: displayPrefix(row.id),
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-    revoked: row.revoked_at !== null,
-  };
-}
-
-function usageFromRow(row: UsageRow): MonthUsage {
-  return { month: row.month, transactions: row.transactions, tiles: Number(row.tiles) };
 }

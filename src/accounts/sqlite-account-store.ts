@@ -1,70 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
-import { LruCache } from '../cache/lru.js';
 import type { Clock } from '../clock.js';
 import { migrate, openSqlite, type SqliteDatabase } from '../db/sqlite.js';
 import { invalidParameter, NadirError } from '../errors.js';
-import {
-  apiKeyDigest,
-  apiKeyMatchesHash,
-  displayPrefix,
-  generateApiKey,
-  keyIdOfApiKey,
-  normaliseKeyId,
-} from './api-key.js';
+import { type AccountRow, type ApiKeyRow, accountFromRow, apiKeyInfoFromRow } from './account-rows.js';
+import { isLiveKey, issueKey, keyLookup, newAccount, VerifiedKeyCache } from './account-rules.js';
+import { normaliseKeyId } from './api-key.js';
 import { SQLITE_ACCOUNTS_MIGRATIONS } from './sqlite-schema.js';
 import { SqliteUsageLedger } from './sqlite-usage-ledger.js';
-import type {
-  Account,
-  AccountStore,
-  AccountUsage,
-  ApiKeyInfo,
-  ApiKeyLookup,
-  BillingResult,
-  IssuedApiKey,
-  MonthUsage,
-  NewAccount,
-} from './types.js';
-import {
-  accountNotFound,
-  DEFAULT_MONTHLY_ALLOWANCE,
-  DEFAULT_TILE_RATE_INTERVAL_SECONDS,
-  DEFAULT_TILE_RATE_LIMIT,
-  validAccountName,
-  validAllowance,
-  validFlag,
-  validRateLimit,
-} from './validation.js';
+import type { Account, AccountStore, ApiKeyInfo, ApiKeyLookup, IssuedApiKey, NewAccount } from './types.js';
+import { accountNotFound, validAllowance, validFlag, validRateLimit } from './validation.js';
 
 export interface SqliteAccountStoreOptions {
   /** Clock for createdAt / revokedAt / billed_at. */
   now: Clock;
 }
-
-interface AccountRow {
-  id: string;
-  name: string;
-  raster_subscription: number;
-  monthly_allowance: number;
-  tile_rate_limit: number;
-  tile_rate_interval_seconds: number;
-  disabled: number;
-  created_at: string;
-}
-
-interface ApiKeyRow {
-  id: string;
-  account_id: string;
-  key_hash: Buffer;
-  created_at: string;
-  revoked_at: string | null;
-}
-
-/** Verified keys remembered between requests (tile clients send thousands a minute). */
-const KEY_CACHE_ENTRIES = 10_000;
-
-/** A 48-bit key id collides with odds ~n²/2⁴⁹; retrying a couple of times makes it moot. */
-const KEY_ID_ATTEMPTS = 3;
 
 /**
  * AccountStore on the embedded SQLite database (better-sqlite3). It may share the file with
@@ -85,7 +34,7 @@ export class SqliteAccountStore implements AccountStore {
    * to accounts and keys by any process (the `nadir accounts` CLI, another worker), #ownWrites this
    * store's own. So a revocation or a disabled account takes effect on the very next request.
    */
-  readonly #verifiedKeys = new LruCache<{ lookup: ApiKeyLookup; marker: string }>({ maxEntries: KEY_CACHE_ENTRIES });
+  readonly #verifiedKeys = new VerifiedKeyCache();
   #ownWrites = 0;
   /** Whether the change count was read in this turn of the event loop. */
   #readThisTurn = false;
@@ -116,22 +65,8 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   async createAccount(input: NewAccount): Promise<Account> {
-    const name = validAccountName(input.name);
-    const monthlyAllowance = validAllowance(input.monthlyAllowance ?? DEFAULT_MONTHLY_ALLOWANCE);
-    const [tileRateLimit, tileRateInterval] = validRateLimit(
-      input.tileRateLimit ?? DEFAULT_TILE_RATE_LIMIT,
-      input.tileRateInterval ?? DEFAULT_TILE_RATE_INTERVAL_SECONDS,
-    );
-    const account: Account = {
-      id: randomUUID(),
-      name,
-      rasterSubscription: validFlag('rasterSubscription', input.rasterSubscription ?? false),
-      monthlyAllowance,
-      tileRateLimit,
-      tileRateInterval,
-      createdAt: this.#now().toISOString(),
-      disabled: false,
-    };
+    const account = newAccount(input, this.#now);
+    const { name } = account;
     const insert = this.#db.transaction(() => {
       if (this.#accountRowByName(name)) {
         throw invalidParameter('name', `An account named ${JSON.stringify(name)} already exists`);
@@ -143,9 +78,9 @@ export class SqliteAccountStore implements AccountStore {
         account.id,
         name,
         Number(account.rasterSubscription),
-        monthlyAllowance,
-        tileRateLimit,
-        tileRateInterval,
+        account.monthlyAllowance,
+        account.tileRateLimit,
+        account.tileRateInterval,
         account.createdAt,
       );
     });
@@ -196,21 +131,11 @@ export class SqliteAccountStore implements AccountStore {
     const insert = this.#statement(
       'INSERT OR IGNORE INTO api_keys (id, account_id, key_hash, created_at) VALUES (?, ?, ?, ?)',
     );
-    for (let attempt = 0; attempt < KEY_ID_ATTEMPTS; attempt++) {
-      const generated = generateApiKey();
-      if (insert.run(generated.keyId, accountId, generated.hash, createdAt).changes === 1) {
-        return {
-          id: generated.keyId,
-          accountId,
-          prefix: generated.prefix,
-          createdAt,
-          revokedAt: null,
-          revoked: false,
-          key: generated.key,
-        };
-      }
-    }
-    throw new NadirError('INTERNAL', 'Could not allocate a unique API key id');
+    return issueKey(
+      accountId,
+      createdAt,
+      ({ keyId, hash }) => insert.run(keyId, accountId, hash, createdAt).changes === 1,
+    );
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyInfo[]> {
@@ -259,37 +184,19 @@ export class SqliteAccountStore implements AccountStore {
   }
 
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
-    // Keyed by the key's digest, not the key (api-key.ts says why).
-    const digest = apiKeyDigest(presentedKey);
-    const marker = this.#marker();
-    const cached = this.#verifiedKeys.get(digest);
-    if (cached?.marker === marker) return cached.lookup;
-    const found = this.#lookupApiKeyRow(presentedKey);
-    if (found) this.#verifiedKeys.set(digest, { lookup: found, marker });
-    return found;
+    return this.#verifiedKeys.lookup(presentedKey, this.#marker(), (keyId) => {
+      const keyRow = this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
+      if (!isLiveKey(presentedKey, keyRow)) return undefined;
+      return keyLookup(
+        keyId,
+        this.#statement('SELECT * FROM accounts WHERE id = ?').get(keyRow.account_id) as AccountRow | undefined,
+      );
+    });
   }
 
-  #lookupApiKeyRow(presentedKey: string): ApiKeyLookup | undefined {
-    const keyId = keyIdOfApiKey(presentedKey);
-    if (keyId === undefined) return undefined;
-    const keyRow = this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;
-    // Compare the hash even for revoked keys so the answer's timing says nothing about them.
-    if (!keyRow || !apiKeyMatchesHash(presentedKey, keyRow.key_hash) || keyRow.revoked_at) {
-      return undefined;
-    }
-    const row = this.#statement('SELECT * FROM accounts WHERE id = ?').get(keyRow.account_id) as AccountRow | undefined;
-    const account = row ? accountFromRow(row) : undefined;
-    if (!account || account.disabled) return undefined;
-    return { account, keyId };
-  }
-
-  async recordTransaction(
-    tokenId: string,
-    accountId: string,
-    month: string,
-    allowance: number,
-  ): Promise<BillingResult> {
-    return this.#ledger.recordTransaction(tokenId, accountId, month, allowance);
+  // Billing and usage are the ledger's (sqlite-usage-ledger.ts), answered as it answers them.
+  async recordTransaction(...call: Parameters<AccountStore['recordTransaction']>) {
+    return this.#ledger.recordTransaction(...call);
   }
 
   async isTokenBilled(tokenId: string): Promise<boolean> {
@@ -300,12 +207,12 @@ export class SqliteAccountStore implements AccountStore {
     this.#ledger.addTiles(accountId, month, count);
   }
 
-  async monthUsage(accountId: string, month: string): Promise<MonthUsage> {
-    return this.#ledger.monthUsage(accountId, month);
+  async monthUsage(...call: Parameters<AccountStore['monthUsage']>) {
+    return this.#ledger.monthUsage(...call);
   }
 
-  async usage(accountId: string): Promise<AccountUsage> {
-    return this.#ledger.usage(accountId);
+  async usage(...call: Parameters<AccountStore['usage']>) {
+    return this.#ledger.usage(...call);
   }
 
   async close(): Promise<void> {
@@ -330,28 +237,4 @@ export class SqliteAccountStore implements AccountStore {
     const row = this.#statement('SELECT * FROM accounts WHERE id = ?').get(accountId);
     return accountFromRow(row as AccountRow);
   }
-}
-
-function accountFromRow(row: AccountRow): Account {
-  return {
-    id: row.id,
-    name: row.name,
-    rasterSubscription: row.raster_subscription === 1,
-    monthlyAllowance: row.monthly_allowance,
-    tileRateLimit: row.tile_rate_limit,
-    tileRateInterval: row.tile_rate_interval_seconds,
-    createdAt: row.created_at,
-    disabled: row.disabled === 1,
-  };
-}
-
-function apiKeyInfoFromRow(row: ApiKeyRow): ApiKeyInfo {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    prefix: displayPrefix(row.id),
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-    revoked: row.revoked_at !== null,
-  };
 }

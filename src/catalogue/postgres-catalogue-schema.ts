@@ -4,6 +4,7 @@
  * migration, `put`, `delete` and bulk loaders run.
  */
 import type { Migrations } from '../db/migrations.js';
+import { changeCountSql } from '../db/postgres-change-count.js';
 import { GROUP_COLUMNS, groupTypeValues } from './survey-groups.js';
 
 export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
@@ -25,16 +26,7 @@ export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
      CREATE INDEX surveys_footprint ON surveys USING gist (footprint);
      CREATE TABLE survey_versions (id text COLLATE "C" PRIMARY KEY, last_version integer NOT NULL);`,
     // Every server caches answers until the catalogue changes: a count of changes, announced.
-    `CREATE TABLE catalogue_changes (id integer PRIMARY KEY CHECK (id = 1), changes bigint NOT NULL);
-     INSERT INTO catalogue_changes (id, changes) VALUES (1, 0);
-     CREATE FUNCTION nadir_catalogue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-     BEGIN
-       UPDATE catalogue_changes SET changes = changes + 1;
-       PERFORM pg_notify('nadir_catalogue', '');
-       RETURN NULL;
-     END $$;
-     CREATE TRIGGER surveys_changed AFTER INSERT OR UPDATE OR DELETE ON surveys
-       FOR EACH STATEMENT EXECUTE FUNCTION nadir_catalogue_changed();`,
+    changeCountSql('catalogue_changes', 'nadir_catalogue', { surveys: ['INSERT', 'UPDATE', 'DELETE'] }),
     // Survey files in object storage are removed after a grace period, not at once: when a
     // version was replaced (retired_files) and when an ingest began (reserved_at) say which.
     `ALTER TABLE survey_versions ADD COLUMN reserved_at text;

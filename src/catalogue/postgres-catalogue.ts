@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { PostgresSql, PostgresTransaction } from '../db/postgres.js';
-import type { ChangeCount } from '../db/postgres-changes.js';
+import type { ChangeCount } from '../db/postgres-change-count.js';
 import { multiPolygonBounds } from '../geo/polygon.js';
 import {
   compareInOrder,

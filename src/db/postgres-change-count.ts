@@ -3,8 +3,39 @@ import type { PostgresSql } from './postgres.js';
 /** How often the count is read even without a notification: the bound on how late a change is seen. */
 const POLL_MS = 1_000;
 
+/** The statements that fire a change count's trigger (changeCountSql). */
+export type ChangeEvent = 'INSERT' | 'UPDATE' | 'DELETE';
+
 /**
- * A change count that triggers keep in one row and announce with NOTIFY (postgres migrations),
+ * The migration step that makes a change count: `table` with its one row, the function that adds
+ * one to it and NOTIFYs `channel` (named after the channel: `<channel>_changed`), and a statement
+ * trigger `<table>_changed` running it on each table of `triggers` after the events listed. Laid
+ * out as the steps that shipped were written, to the character.
+ */
+export function changeCountSql(
+  table: string,
+  channel: string,
+  triggers: Readonly<Record<string, readonly ChangeEvent[]>>,
+): string {
+  const changed = `${channel}_changed`;
+  return [
+    `CREATE TABLE ${table} (id integer PRIMARY KEY CHECK (id = 1), changes bigint NOT NULL);`,
+    `INSERT INTO ${table} (id, changes) VALUES (1, 0);`,
+    `CREATE FUNCTION ${changed}() RETURNS trigger LANGUAGE plpgsql AS $$`,
+    'BEGIN',
+    `  UPDATE ${table} SET changes = changes + 1;`,
+    `  PERFORM pg_notify('${channel}', '');`,
+    '  RETURN NULL;',
+    'END $$;',
+    ...Object.entries(triggers).flatMap(([on, events]) => [
+      `CREATE TRIGGER ${on}_changed AFTER ${events.join(' OR ')} ON ${on}`,
+      `  FOR EACH STATEMENT EXECUTE FUNCTION ${changed}();`,
+    ]),
+  ].join('\n     ');
+}
+
+/**
+ * A change count that triggers keep in one row and announce with NOTIFY (changeCountSql),
  * followed by every server: read again at each notification, at each of this process's own
  * writes, and once a second whatever happens (a notification lost with a dropped connection must
  * not leave a server serving a stale catalogue or a revoked key). Reading `marker` costs nothing,
