@@ -30,17 +30,14 @@ const WORLD: Bounds = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
 const DAY_MS = 86_400_000;
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** The declared query parameters, one string (or number) each. */
-export interface StacSearchQueryString {
-  bbox?: string;
-  intersects?: string;
-  datetime?: string;
-  ids?: string;
-  collections?: string;
+/** The text parameters of a search, as the route's schema declares them (api/gis/gis-schema.ts). */
+type StacSearchTextParameter = 'bbox' | 'intersects' | 'datetime' | 'ids' | 'collections' | 'token';
+
+/** The declared query parameters: one string each, and the two numbers. */
+export type StacSearchQueryString = { [name in StacSearchTextParameter]?: string } & {
   limit?: number;
   offset?: number;
-  token?: string;
-}
+};
 
 /** Inclusive ISO instants; an open end is undefined. */
 export interface TimeInterval {

@@ -16,54 +16,45 @@ import type { TileType } from '../catalogue/survey.js';
 import type { TileCoord } from '../geo/web-mercator.js';
 
 export type Rotation = 0 | 90 | 180 | 270;
+export type QuarterTurns = 0 | 1 | 2 | 3;
 
 /**
- * Degrees CLOCKWISE (as sharp's `rotate()` and CSS `rotate()` take them) to turn a north-up tile so
- * the viewing direction is up: East 270 (a quarter turn anticlockwise brings the east edge to the
- * top), West 90 (a quarter turn clockwise brings the west edge to the top), South 180.
+ * Quarter turns CLOCKWISE (as sharp's `rotate()` and CSS `rotate()` take them) that bring each
+ * layer's viewing direction up: East 3 (a quarter turn anticlockwise brings the east edge to the
+ * top), West 1 (a quarter turn clockwise brings the west edge to the top), South 2. The one table
+ * of the turns: the rotation below, the grid formulas above and the OpenAPI document's
+ * `x-nadir-quarter-turns` (api/tiles/tile-schema.ts, which the client is generated from) read it.
  */
+export const QUARTER_TURNS: Readonly<Record<TileType, QuarterTurns>> = {
+  Vert: 0,
+  North: 0,
+  South: 2,
+  East: 3,
+  West: 1,
+};
+
+/** Degrees clockwise to turn a north-up tile so the viewing direction is up. */
 export function rotationFor(type: TileType): Rotation {
-  switch (type) {
-    case 'Vert':
-    case 'North':
-      return 0;
-    case 'East':
-      return 270;
-    case 'South':
-      return 180;
-    case 'West':
-      return 90;
-  }
+  return (QUARTER_TURNS[type] * 90) as Rotation;
+}
+
+/**
+ * Tile (x, y) of zoom z after the whole grid turned `turns` quarter turns clockwise: each turn
+ * takes the left column to the top row, (x, y) to (2^z - 1 - y, x).
+ */
+function turnGrid(turns: number, z: number, x: number, y: number): TileCoord {
+  const last = 2 ** z - 1;
+  let tile: TileCoord = { z, x, y };
+  for (let turn = 0; turn < turns; turn++) tile = { z, x: last - tile.y, y: tile.x };
+  return tile;
 }
 
 /** The server tile (ordinary grid) a client asks for when its rotated grid shows tile (x', y'). */
 export function serverTileForRotatedClient(type: TileType, z: number, x: number, y: number): TileCoord {
-  const last = 2 ** z - 1;
-  switch (type) {
-    case 'Vert':
-    case 'North':
-      return { z, x, y };
-    case 'East':
-      return { z, x: last - y, y: x };
-    case 'West':
-      return { z, x: y, y: last - x };
-    case 'South':
-      return { z, x: last - x, y: last - y };
-  }
+  return turnGrid((4 - QUARTER_TURNS[type]) % 4, z, x, y);
 }
 
-/** The inverse: where server tile (x, y) sits in the client's rotated grid. */
+/** The inverse: where server tile (x, y) sits in the client's rotated grid (the world turned as its tiles). */
 export function rotatedClientTileForServer(type: TileType, z: number, x: number, y: number): TileCoord {
-  const last = 2 ** z - 1;
-  switch (type) {
-    case 'Vert':
-    case 'North':
-      return { z, x, y };
-    case 'East':
-      return { z, x: y, y: last - x };
-    case 'West':
-      return { z, x: last - y, y: x };
-    case 'South':
-      return { z, x: last - x, y: last - y };
-  }
+  return turnGrid(QUARTER_TURNS[type], z, x, y);
 }

@@ -7,11 +7,12 @@
  *   East:  (x, y) = (2^z - 1 - y', x')        West:  (x, y) = (y', 2^z - 1 - x')
  *   South: (x, y) = (2^z - 1 - x', 2^z - 1 - y')   North, Vert: (x, y) = (x', y')
  *
- * The service keeps the same math in src/tiles/panorama.ts; this is the client's own copy (a
- * client package does not depend on the service), and test/client checks it against the
- * server's tiles.
+ * Both are a turn of the grid by the quarter turns the server turns each layer's pictures by,
+ * generated from its OpenAPI document (generated/facts.ts, from src/tiles/panorama.ts's table);
+ * test/client checks the grid against the server's tiles.
  */
 import { NadirUsageError } from './errors.js';
+import { PANORAMA_QUARTER_TURNS } from './generated/facts.js';
 import type { TileType } from './types.js';
 
 export interface TileXYZ {
@@ -44,48 +45,26 @@ export function displaySize(type: TileType): { width: number; height: number } {
 
 /** Degrees clockwise the server turned the north-up picture so the viewing direction is up. */
 export function panoramaRotation(type: TileType): 0 | 90 | 180 | 270 {
-  switch (type) {
-    case 'Vert':
-    case 'North':
-      return 0;
-    case 'East':
-      return 270;
-    case 'South':
-      return 180;
-    case 'West':
-      return 90;
-  }
+  return (PANORAMA_QUARTER_TURNS[type] * 90) as 0 | 90 | 180 | 270;
 }
 
-/** The server tile to ask for when the map's rotated grid shows (x', y'). */
+/**
+ * Tile (x, y) once the grid is turned clockwise by `quarters` quarter turns: a quarter turn puts
+ * column x at row x and row y at column 2^z - 1 - y.
+ */
+function turned(quarters: number, { z, x, y }: TileXYZ): TileXYZ {
+  const edge = 2 ** z - 1;
+  return quarters === 0 ? { z, x, y } : turned(quarters - 1, { z, x: edge - y, y: x });
+}
+
+/** The server tile to ask for when the map's rotated grid shows (x', y'): the grid turned back. */
 export function serverTileFor(type: TileType, tile: TileXYZ): TileXYZ {
-  const { z, x, y } = checkTile(tile);
-  const last = 2 ** z - 1;
-  switch (type) {
-    case 'Vert':
-    case 'North':
-      return { z, x, y };
-    case 'East':
-      return { z, x: last - y, y: x };
-    case 'West':
-      return { z, x: y, y: last - x };
-    case 'South':
-      return { z, x: last - x, y: last - y };
-  }
+  return turned((4 - PANORAMA_QUARTER_TURNS[type]) % 4, checkTile(tile));
 }
 
-/** Each layer's inverse turn: a quarter turn one way is undone by the quarter turn the other way. */
-const INVERSE: Readonly<Record<TileType, TileType>> = {
-  Vert: 'Vert',
-  North: 'North',
-  East: 'West',
-  West: 'East',
-  South: 'South',
-};
-
-/** Where server tile (x, y) sits in the map's rotated grid (the inverse of serverTileFor). */
+/** Where server tile (x, y) sits in the map's rotated grid (serverTileFor's inverse): turned as its tiles. */
 export function rotatedGridTileFor(type: TileType, tile: TileXYZ): TileXYZ {
-  return serverTileFor(INVERSE[type], tile);
+  return turned(PANORAMA_QUARTER_TURNS[type], checkTile(tile));
 }
 
 /**

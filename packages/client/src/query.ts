@@ -4,19 +4,11 @@
  */
 import { type Aoi, checkAoi, pointParameter } from './area.js';
 import { NadirUsageError } from './errors.js';
+import { SURVEY_FIELDS } from './generated/facts.js';
 import { RASTER_TYPES, type RasterType, TILE_TYPES, type TileType } from './types.js';
 
 const DATE_OR_AGE = /^(\d{4}-\d{2}-\d{2}|[1-9]\d*[YMD])$/;
 const TAG = /^[^,\s]+$/;
-const SURVEY_FIELDS = [
-  'id',
-  'captureDate',
-  'firstPhotoTime',
-  'lastPhotoTime',
-  'pixelSizes',
-  'tags',
-  'maxZoom',
-] as const;
 
 export interface DateFilters {
   /** `YYYY-MM-DD` or an age such as `12M`, `2Y`, `30D` (inclusive, on the capture date). */

@@ -1,20 +1,17 @@
 /**
  * The STAC API at /stac/v1/ (docs/gis.md "STAC API"): one `surveys` collection, an item per
  * survey. The document types these answers only as JSON objects (their schema is STAC's), so the
- * shapes below are written from docs/gis.md. Item lists are walked by the server's `next` links,
- * as STAC clients do, rather than by computing offsets: the link is the API's paging contract.
+ * shapes below are written from docs/gis.md; the link's is the document's. Item lists are walked by
+ * the server's `next` links, as STAC clients do, rather than by computing offsets: the link is the
+ * API's paging contract.
  */
 import { checkPoint } from './area.js';
 import { NadirProtocolError, NadirUsageError } from './errors.js';
+import type { components } from './generated/openapi.js';
 import { type CallOptions, checkSurveyId, type Transport } from './requests.js';
 
-export interface StacLink {
-  rel: string;
-  href: string;
-  type?: string;
-  title?: string;
-  method?: string;
-}
+/** A link of the STAC documents: the `$defs` the service's STAC answers carry (generated). */
+export type StacLink = components['schemas']['StacLink'];
 
 export interface StacLanding {
   type: 'Catalog';

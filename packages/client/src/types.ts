@@ -1,7 +1,9 @@
 /**
  * The API's shapes, taken from the types generated from the service's own OpenAPI document
- * (generated/openapi.ts), so a schema change the client does not follow fails its type check.
+ * (generated/openapi.ts), so a schema change the client does not follow fails its type check, and
+ * the lists of names from the facts generated from the same document (generated/facts.ts).
  */
+import { DSM_CHANGE_FORMATS, RASTER_FORMATS, RASTER_TYPES, TILE_FORMATS, TILE_TYPES } from './generated/facts.js';
 import type { paths } from './generated/openapi.js';
 
 type CoverageGet = paths['/staticmap/v2/coverage.json']['get'];
@@ -19,23 +21,24 @@ export type ReadyResponse = paths['/ready']['get']['responses'][200]['content'][
 export type VersionResponse = paths['/version']['get']['responses'][200]['content']['application/json'];
 
 /** Types the imagery endpoint renders (and coverage's `resources` checks). */
-export const RASTER_TYPES = ['Vert', 'TrueOrtho', 'DetailDsm'] as const;
+export { RASTER_TYPES };
 export type RasterType = (typeof RASTER_TYPES)[number];
 /** What the imagery endpoint serves: the raster types and the change between two surveys' DetailDsm. */
 export const IMAGERY_TYPES = [...RASTER_TYPES, 'DsmChange'] as const;
 export type ImageryType = (typeof IMAGERY_TYPES)[number];
-export const DSM_CHANGE_FORMATS = ['tif', 'jpg', 'png', 'jgw', 'pgw', 'tfw', 'json'] as const;
+export { DSM_CHANGE_FORMATS };
 export type DsmChangeFormat = (typeof DSM_CHANGE_FORMATS)[number];
-export const RASTER_FORMATS = ['tif', 'jpg', 'png', 'jgw', 'pgw', 'tfw'] as const;
+/** The imagery endpoint's formats: a DsmChange's but its `json` figures (checked below). */
+export { RASTER_FORMATS };
 export type RasterFormat = (typeof RASTER_FORMATS)[number];
 /** Tile layers: Vert and the four panorama directions. */
-export const TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West'] as const;
+export { TILE_TYPES };
 export type TileType = (typeof TILE_TYPES)[number];
-export const TILE_FORMATS = ['jpg', 'png', 'img'] as const;
+export { TILE_FORMATS };
 export type TileFormat = (typeof TILE_FORMATS)[number];
 
-// Compile-time checks that the lists above are the generated document's: a new type in the
-// service's schema without one here (or the reverse) is a type error.
+// Compile-time checks that the generated lists agree with the generated types (and the imagery
+// formats with the DsmChange ones): a schema change that breaks one of them is a type error.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type PixelSizeKey = keyof NonNullable<Survey['pixelSizes']>;
 type MaxZoomKey = keyof NonNullable<Survey['maxZoom']>;
@@ -43,7 +46,8 @@ const rasterTypesMatch: Same<RasterType, PixelSizeKey> = true;
 const tileTypesMatch: Same<TileType | 'TrueOrtho' | 'DetailDsm', MaxZoomKey> = true;
 const tileTypesMatchPath: Same<TileType, LocationTileGet['parameters']['path']['contentType']> = true;
 const changeFormatsMatch: Same<DsmChangeFormat, DsmChangeGet['parameters']['path']['format']> = true;
-void [changeFormatsMatch, rasterTypesMatch, tileTypesMatch, tileTypesMatchPath];
+const rasterFormatsMatch: Same<RasterFormat | 'json', DsmChangeFormat> = true;
+void [changeFormatsMatch, rasterFormatsMatch, rasterTypesMatch, tileTypesMatch, tileTypesMatchPath];
 
 /**
  * `DsmChange.json`. Written here, not taken from the document: the service declares that answer

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { CONTENT_TYPES, RASTER_TYPES } from '../../catalogue/survey.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, SURVEY_FIELDS } from '../../coverage/coverage-request.js';
 import { MAX_RADIUS } from '../../geo/aoi.js';
-import { ErrorBodySchema, StringEnum } from '../schemas.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, SURVEY_FIELDS } from './coverage-request.js';
+import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 /** Request and response of GET /staticmap/v2/coverage.json: validation and OpenAPI in one. */
 
@@ -107,7 +107,22 @@ export const CoverageResponseSchema = Type.Object({
   }),
 });
 
+/**
+ * The names the comma-list parameters take, for programs (ajv refuses unknown keywords in the
+ * parameters' own schemas, so they are extensions of the operation): `resources` in the order of
+ * the content types, which `x-nadir-content-types` lists as the `maxZoom` keys do. The client's
+ * generated facts are read from here (scripts/client-types.ts).
+ */
+const coverageFacts = {
+  'x-nadir-content-types': [...CONTENT_TYPES],
+  'x-nadir-comma-lists': {
+    resources: CONTENT_TYPES.filter((type) => (RASTER_TYPES as readonly string[]).includes(type)),
+    fields: [...SURVEY_FIELDS],
+  },
+};
+
 export const coverageRouteSchema = {
+  ...coverageFacts,
   summary: 'Surveys covering an area, and a transaction token for imagery',
   tags: ['raster'],
   security: [{ apikeyQuery: [] as string[] }, { apikeyHeader: [] as string[] }] as Record<string, string[]>[],

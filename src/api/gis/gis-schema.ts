@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { TILE_TYPES } from '../../catalogue/survey.js';
 import { MAX_OFFSET } from '../../gis/stac-paging.js';
 import { DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT } from '../../gis/stac-search.js';
-import { ErrorBodySchema, StringEnum } from '../schemas.js';
+import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 /** Requests and answers of the STAC, TileJSON and WMTS endpoints: validation and OpenAPI in one. */
 
@@ -42,6 +42,27 @@ export const StacErrorSchema = Type.Object(
 const json = (description: string, type = 'application/json') => ({
   description,
   content: { [type]: { schema: { type: 'object', additionalProperties: true } } },
+});
+
+/** A link of the STAC documents, as gis/stac.ts writes them. */
+export const StacLinkSchema = Type.Object({
+  rel: Type.String({ description: 'The relation: self, root, parent, collection, items, next, prev, ...' }),
+  href: Type.String({ description: 'The URL.' }),
+  type: Type.Optional(Type.String({ description: 'Media type of the target.' })),
+  title: Type.Optional(Type.String()),
+  method: Type.Optional(Type.String({ description: 'HTTP method of the request the link stands for.' })),
+});
+
+/**
+ * A STAC answer with links: still any JSON object (its schema is STAC's, and fastify serialises
+ * it as it is), carrying the link's shape in `$defs` for programs; the client's StacLink type is
+ * generated from it (scripts/client-types.ts).
+ */
+const linked = (description: string, type = 'application/json') => ({
+  description,
+  content: {
+    [type]: { schema: { type: 'object', additionalProperties: true, $defs: { StacLink: StacLinkSchema } } },
+  },
 });
 
 export const stacErrors = { 400: StacErrorSchema, 401: StacErrorSchema, 404: StacErrorSchema };
@@ -93,31 +114,35 @@ export const StacSearchQuerySchema = Type.Object({
 
 export const ApikeyOnlySchema = Type.Object({ apikey });
 
-function stacRoute(summary: string, answer: ReturnType<typeof json>, extra: Record<string, unknown> = {}) {
+function stacRoute(
+  summary: string,
+  answer: ReturnType<typeof json | typeof linked>,
+  extra: Record<string, unknown> = {},
+) {
   return { summary, tags: ['gis'], security, ...extra, response: { 200: answer, ...stacErrors } };
 }
 
 export const stacSchemas = {
-  landing: stacRoute('STAC API landing page', json('A STAC Catalog with conformsTo and links.'), {
+  landing: stacRoute('STAC API landing page', linked('A STAC Catalog with conformsTo and links.'), {
     querystring: ApikeyOnlySchema,
   }),
   conformance: stacRoute('STAC API conformance classes', json('conformsTo'), { querystring: ApikeyOnlySchema }),
-  collections: stacRoute('STAC collections (one: surveys)', json('collections and links'), {
+  collections: stacRoute('STAC collections (one: surveys)', linked('collections and links'), {
     querystring: ApikeyOnlySchema,
   }),
-  collection: stacRoute('A STAC collection', json('A STAC Collection'), {
+  collection: stacRoute('A STAC collection', linked('A STAC Collection'), {
     querystring: ApikeyOnlySchema,
     params: Type.Object({ collectionId: Type.String({ maxLength: 128 }) }),
   }),
-  items: stacRoute('Items of a collection, paged', json('An ItemCollection', 'application/geo+json'), {
+  items: stacRoute('Items of a collection, paged', linked('An ItemCollection', 'application/geo+json'), {
     querystring: StacSearchQuerySchema,
     params: Type.Object({ collectionId: Type.String({ maxLength: 128 }) }),
   }),
-  item: stacRoute('One survey as a STAC item', json('A STAC Item', 'application/geo+json'), {
+  item: stacRoute('One survey as a STAC item', linked('A STAC Item', 'application/geo+json'), {
     querystring: ApikeyOnlySchema,
     params: Type.Object({ collectionId: Type.String({ maxLength: 128 }), itemId: Type.String({ maxLength: 128 }) }),
   }),
-  search: stacRoute('STAC item search (GET)', json('An ItemCollection', 'application/geo+json'), {
+  search: stacRoute('STAC item search (GET)', linked('An ItemCollection', 'application/geo+json'), {
     querystring: StacSearchQuerySchema,
   }),
 };

@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
 import { NadirError } from '../../errors.js';
@@ -18,14 +19,14 @@ import {
   searchSurveys,
 } from '../../gis/stac-search.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import type { ApiKeyVerifier } from '../auth.js';
-import { answerToFailure, sendFailure } from '../error-handling.js';
-import { loggablePath } from '../log-safety.js';
-import { OPENAPI_PATH } from '../openapi.js';
-import { timedStep } from '../request-lifecycle.js';
+import type { ApiKeyVerifier } from '../http/auth.js';
+import { answerToFailure, sendFailure } from '../http/error-handling.js';
+import { loggablePath } from '../http/log-safety.js';
+import { OPENAPI_PATH } from '../http/openapi.js';
+import { timedStep } from '../http/request-lifecycle.js';
 import { tileAdmission } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
-import { stacSchemas } from './gis-schema.js';
+import { type StacSearchQuerySchema, stacSchemas } from './gis-schema.js';
 
 export interface StacRouteParts {
   keys: ApiKeyVerifier;
@@ -118,7 +119,8 @@ export async function registerStacRoutes(
       });
 
       const search = async (request: FastifyRequest, reply: FastifyReply, path: string, collections?: string) => {
-        const query = request.query as StacSearchQueryString;
+        // The schema's own type: a parameter it declares with another type than the core reads fails to compile.
+        const query: StacSearchQueryString = request.query as Static<typeof StacSearchQuerySchema>;
         const parsed = parseStacSearch(collections ? { ...query, collections } : query);
         const found = await timedStep(request, 'catalogue', () => searchSurveys(catalogue, parsed));
         // The next page asks the same: the search's own parameters (not the key, nor extras sent along).

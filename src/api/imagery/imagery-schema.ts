@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { RASTER_TYPES } from '../../catalogue/survey.js';
 import { MAX_RADIUS } from '../../geo/aoi.js';
 import { RASTER_FORMATS } from '../../raster/index.js';
-import { ErrorBodySchema } from '../schemas.js';
+import { ErrorBodySchema } from '../http/schemas.js';
 
 export const ImageryParamsSchema = Type.Object({
   surveyId: Type.String({ maxLength: 128, description: 'A survey id from the coverage response.' }),
@@ -30,7 +30,15 @@ export const ImageryQuerySchema = Type.Object({
   }),
 });
 
+/**
+ * The formats `{file}` ends in, for programs, as an OpenAPI extension of the operation (ajv refuses
+ * unknown keywords in the parameters' own schemas): the client's generated facts are read from
+ * here (scripts/client-types.ts).
+ */
+const imageryFacts = { 'x-nadir-raster-formats': [...RASTER_FORMATS] };
+
 export const imageryRouteSchema = {
+  ...imageryFacts,
   summary: 'An image of the AOI from one survey: GeoTIFF, JPEG, PNG, or a world file',
   description:
     'EPSG:3857, covering the AOI square. The first successful image with a token counts one transaction ' +

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { TILE_TYPES } from '../../catalogue/survey.js';
+import { QUARTER_TURNS } from '../../tiles/panorama.js';
 import { TILE_FORMATS } from '../../tiles/tile-renderer.js';
-import { ErrorBodySchema, StringEnum } from '../schemas.js';
+import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 /** Requests and answers of the two tile endpoints: validation and OpenAPI in one. */
 
@@ -76,6 +77,17 @@ const responses = {
   429: ErrorBodySchema,
 };
 
+/**
+ * Facts of the tile routes for programs, as OpenAPI extensions of the operations (ajv refuses
+ * unknown keywords in the parameters' own schemas): the formats `{file}` ends in, and the quarter
+ * turns clockwise each `contentType`'s tiles are rotated by (tiles/panorama.ts). The client's
+ * generated facts are read from here (scripts/client-types.ts).
+ */
+const tileFacts = {
+  'x-nadir-tile-formats': [...TILE_FORMATS],
+  'x-nadir-quarter-turns': { ...QUARTER_TURNS },
+};
+
 const security = [{ apikeyQuery: [] as string[] }, { apikeyHeader: [] as string[] }] as Record<string, string[]>[];
 
 export const locationTileRouteSchema = {
@@ -85,6 +97,7 @@ export const locationTileRouteSchema = {
   params: LocationTileParamsSchema,
   querystring: LocationTileQuerySchema,
   response: responses,
+  ...tileFacts,
 };
 
 export const surveyTileRouteSchema = {
@@ -94,4 +107,5 @@ export const surveyTileRouteSchema = {
   params: SurveyTileParamsSchema,
   querystring: SurveyTileQuerySchema,
   response: responses,
+  ...tileFacts,
 };

@@ -2118,7 +2118,19 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        StacLink: {
+            /** @description The relation: self, root, parent, collection, items, next, prev, ... */
+            rel: string;
+            /** @description The URL. */
+            href: string;
+            /** @description Media type of the target. */
+            type?: string;
+            title?: string;
+            /** @description HTTP method of the request the link stands for. */
+            method?: string;
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;

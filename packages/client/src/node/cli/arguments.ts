@@ -23,6 +23,20 @@ export const SERVER_OPTIONS = {
   json: { type: 'boolean' },
 } as const satisfies Options;
 
+/** --since and --until: the capture-date filters of the calls that take them. */
+export const DATE_OPTIONS = {
+  since: { type: 'string' },
+  until: { type: 'string' },
+} as const satisfies Options;
+
+/** --since and --until as a call's filters, the ones not given left out. */
+export function dateFilters(values: { since?: string; until?: string }): { since?: string; until?: string } {
+  return {
+    ...(values.since === undefined ? {} : { since: values.since }),
+    ...(values.until === undefined ? {} : { until: values.until }),
+  };
+}
+
 export const AREA_OPTIONS = {
   point: { type: 'string' },
   radius: { type: 'string' },
@@ -64,6 +78,31 @@ export function asUsage<T>(parse: () => T): T {
     if (error instanceof NadirUsageError) throw new CliUsageError(error.message);
     throw error;
   }
+}
+
+/**
+ * A command's options with the server's (--url, --key, --json), and the server and key they or the
+ * environment give: every command starts so, a usage error for the first mistake.
+ */
+export function serverCommandLine<O extends Options>(
+  args: string[],
+  options: O,
+  env: Record<string, string | undefined>,
+): { values: ParsedValues<typeof SERVER_OPTIONS & O>; settings: ServerSettings } {
+  const { values } = parseCommandLine(args, { ...SERVER_OPTIONS, ...options });
+  // A command's own options do not redefine the server's, so url and key are strings.
+  return { values, settings: serverSettings(values as { url?: string; key?: string }, env) };
+}
+
+/** The arguments after a command's one subcommand (`tiles export`, `stac search`). */
+export function subcommandArgs(command: string, subcommand: string, args: string[]): string[] {
+  const [sub, ...rest] = args;
+  if (sub !== subcommand) {
+    throw new CliUsageError(
+      `unknown ${command} subcommand ${JSON.stringify(sub ?? '')}: the one there is is ${subcommand}`,
+    );
+  }
+  return rest;
 }
 
 export interface ServerSettings {

@@ -1,13 +1,5 @@
 import { nativeImageSize } from '../../area.js';
-import {
-  AREA_OPTIONS,
-  areaOf,
-  asUsage,
-  CliUsageError,
-  parseCommandLine,
-  SERVER_OPTIONS,
-  serverSettings,
-} from './arguments.js';
+import { AREA_OPTIONS, areaOf, asUsage, CliUsageError, serverCommandLine } from './arguments.js';
 import { type Command, clientFor, printJson } from './context.js';
 
 const number = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 2 });
@@ -18,14 +10,11 @@ export const changeCommand: Command = {
   usage:
     'nadir-client change (--point LON,LAT --radius M | --aoi FILE.geojson) [--after ID] [--baseline ID] [--threshold M] [--json]',
   async run(args, context) {
-    const { values } = parseCommandLine(args, {
-      ...SERVER_OPTIONS,
-      ...AREA_OPTIONS,
-      after: { type: 'string' },
-      baseline: { type: 'string' },
-      threshold: { type: 'string' },
-    });
-    const settings = serverSettings(values, context.env);
+    const { values, settings } = serverCommandLine(
+      args,
+      { ...AREA_OPTIONS, after: { type: 'string' }, baseline: { type: 'string' }, threshold: { type: 'string' } },
+      context.env,
+    );
     const aoi = await areaOf(values);
     let threshold: number | undefined;
     if (values.threshold !== undefined) {

@@ -2,7 +2,7 @@ import { NadirClient, type NadirClientOptions } from '../../client.js';
 import type { TokenStore } from '../../token-store.js';
 import type { Clock, Sleep } from '../../waiting.js';
 import type { ServerSettings } from './arguments.js';
-import type { ProgressSink } from './progress-board.js';
+import { ProgressBoard, type ProgressSink } from './progress-board.js';
 
 /** What one run of the command line works with; main builds it from the process, tests give their own. */
 export interface CliContext {
@@ -39,4 +39,28 @@ export function clientFor(
 
 export function printJson(context: CliContext, value: unknown): void {
   context.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * The progress board of a command with --progress: shown when asked for or on a terminal, started
+ * once the count is known, with the client's retry waits noted on it.
+ */
+export class CommandProgress {
+  board: ProgressBoard | undefined;
+  readonly shown: boolean;
+
+  constructor(
+    private readonly context: CliContext,
+    asked: boolean | undefined,
+  ) {
+    this.shown = asked === true || context.stderr.isTTY === true;
+  }
+
+  /** A new board for `count` items, when progress is shown. */
+  start(count: number, unit?: string): void {
+    if (this.shown) this.board = new ProgressBoard(this.context.stderr, count, this.context.clock, unit);
+  }
+
+  readonly onRetryWait: NonNullable<NadirClientOptions['onRetryWait']> = (wait) =>
+    this.board?.note(`waiting ${(wait.ms / 1000).toFixed(1)} s (${wait.why})`);
 }

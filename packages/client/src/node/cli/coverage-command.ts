@@ -1,5 +1,5 @@
 import { RASTER_TYPES, type RasterType } from '../../types.js';
-import { AREA_OPTIONS, areaOf, asUsage, parseCommandLine, SERVER_OPTIONS, serverSettings } from './arguments.js';
+import { AREA_OPTIONS, areaOf, asUsage, DATE_OPTIONS, dateFilters, serverCommandLine } from './arguments.js';
 import { type Command, clientFor, printJson } from './context.js';
 import { rasterTypes } from './download-command.js';
 
@@ -9,22 +9,18 @@ export const coverageCommand: Command = {
   usage:
     'nadir-client coverage (--point LON,LAT --radius M | --aoi FILE.geojson) [--types Vert,TrueOrtho,DetailDsm] [--since D] [--until D] [--json]',
   async run(args, context) {
-    const { values } = parseCommandLine(args, {
-      ...SERVER_OPTIONS,
-      ...AREA_OPTIONS,
-      types: { type: 'string' },
-      since: { type: 'string' },
-      until: { type: 'string' },
-    });
-    const settings = serverSettings(values, context.env);
+    const { values, settings } = serverCommandLine(
+      args,
+      { ...AREA_OPTIONS, ...DATE_OPTIONS, types: { type: 'string' } },
+      context.env,
+    );
     const aoi = await areaOf(values);
     const types: RasterType[] = values.types === undefined ? [...RASTER_TYPES] : rasterTypes(values.types);
     const filters = asUsage(() => ({
       aoi,
       resources: types,
       filter: 'anyTypes' as const,
-      ...(values.since === undefined ? {} : { since: values.since }),
-      ...(values.until === undefined ? {} : { until: values.until }),
+      ...dateFilters(values),
       limit: 1000,
     }));
     const client = clientFor(settings, context);

@@ -21,12 +21,12 @@ import {
   areaOrGrid,
   asUsage,
   CliUsageError,
-  parseCommandLine,
-  SERVER_OPTIONS,
-  serverSettings,
+  DATE_OPTIONS,
+  dateFilters,
+  serverCommandLine,
 } from './arguments.js';
-import { type Command, clientFor, printJson } from './context.js';
-import { formatBytes, ProgressBoard } from './progress-board.js';
+import { type Command, CommandProgress, clientFor, printJson } from './context.js';
+import { formatBytes, type ProgressBoard } from './progress-board.js';
 
 /** The token file a download folder keeps, so a resumed or repeated download reuses its tokens. */
 export const TOKEN_FILE = '.nadir-tokens.json';
@@ -117,20 +117,21 @@ export const downloadCommand: Command = {
   usage:
     'nadir-client download (--point LON,LAT --radius M | --aoi FILE.geojson [--split]) --out DIR [--types TrueOrtho,DetailDsm,DsmChange] [--baseline ID] [--format tif|jpg|png] [--since D] [--until D] [--latest] [--progress] [--json]',
   async run(args, context) {
-    const { values } = parseCommandLine(args, {
-      ...SERVER_OPTIONS,
-      ...AREA_OPTIONS,
-      types: { type: 'string' },
-      format: { type: 'string' },
-      out: { type: 'string' },
-      since: { type: 'string' },
-      until: { type: 'string' },
-      latest: { type: 'boolean' },
-      baseline: { type: 'string' },
-      split: { type: 'boolean' },
-      progress: { type: 'boolean' },
-    });
-    const settings = serverSettings(values, context.env);
+    const { values, settings } = serverCommandLine(
+      args,
+      {
+        ...AREA_OPTIONS,
+        types: { type: 'string' },
+        format: { type: 'string' },
+        out: { type: 'string' },
+        ...DATE_OPTIONS,
+        latest: { type: 'boolean' },
+        baseline: { type: 'string' },
+        split: { type: 'boolean' },
+        progress: { type: 'boolean' },
+      },
+      context.env,
+    );
     const area = await areaOrGrid(values, values.split === true);
     if (!values.out) throw new CliUsageError('--out DIR is required');
     const out = values.out;
@@ -142,23 +143,19 @@ export const downloadCommand: Command = {
     if (values.baseline !== undefined && !types.includes('DsmChange'))
       throw new CliUsageError('--baseline applies to --types DsmChange');
     const format = asUsage(() => oneOf('--format', values.format ?? 'tif', RASTER_FORMATS));
-    let board: ProgressBoard | undefined;
+    const progress = new CommandProgress(context, values.progress);
     await mkdir(out, { recursive: true });
     const client = clientFor(settings, context, {
       tokenStore: new FileTokenStore(join(out, TOKEN_FILE)),
-      onRetryWait: (wait) => board?.note(`waiting ${(wait.ms / 1000).toFixed(1)} s (${wait.why})`),
+      onRetryWait: progress.onRetryWait,
     });
     const filters: Filters = {
       signal: context.signal,
-      ...(values.since === undefined ? {} : { since: values.since }),
-      ...(values.until === undefined ? {} : { until: values.until }),
+      ...dateFilters(values),
       ...(values.latest ? { latest: true } : {}),
       ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     };
-    const showProgress = values.progress === true || context.stderr.isTTY === true;
-    const startBoard = (count: number) => {
-      if (showProgress) board = new ProgressBoard(context.stderr, count, context.clock);
-    };
+    const startBoard = (count: number) => progress.start(count);
     const records = new Map<string, { outcome: string; bytes: number }>();
     const report = area.grid
       ? await splitDownload(
@@ -169,7 +166,7 @@ export const downloadCommand: Command = {
           out,
           filters,
           startBoard,
-          () => withProgress(board, records),
+          () => withProgress(progress.board, records),
           records,
         )
       : await singleDownload(
@@ -180,10 +177,10 @@ export const downloadCommand: Command = {
           out,
           filters,
           startBoard,
-          () => withProgress(board, records),
+          () => withProgress(progress.board, records),
           records,
         );
-    board?.end();
+    progress.board?.end();
     if (values.json) {
       printJson(context, { out, ...report });
       return 0;

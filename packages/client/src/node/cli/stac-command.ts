@@ -1,6 +1,6 @@
 import { parseBBox } from '../../area.js';
 import { type StacItem, stacSearchParameters } from '../../stac.js';
-import { asUsage, CliUsageError, parseCommandLine, SERVER_OPTIONS, serverSettings } from './arguments.js';
+import { asUsage, serverCommandLine, subcommandArgs } from './arguments.js';
 import { type Command, clientFor, printJson } from './context.js';
 
 /** The item's products: its data assets and tile layers, each named once. */
@@ -13,17 +13,11 @@ export const stacCommand: Command = {
   summary: "stac search: the catalogue's surveys meeting a box and a time, newest first, every page",
   usage: 'nadir-client stac search --bbox W,S,E,N [--datetime START/END] [--ids ID,...] [--limit N] [--json]',
   async run(args, context) {
-    const [sub, ...rest] = args;
-    if (sub !== 'search')
-      throw new CliUsageError(`unknown stac subcommand ${JSON.stringify(sub ?? '')}: the one there is is search`);
-    const { values } = parseCommandLine(rest, {
-      ...SERVER_OPTIONS,
-      bbox: { type: 'string' },
-      datetime: { type: 'string' },
-      ids: { type: 'string' },
-      limit: { type: 'string' },
-    });
-    const settings = serverSettings(values, context.env);
+    const { values, settings } = serverCommandLine(
+      subcommandArgs('stac', 'search', args),
+      { bbox: { type: 'string' }, datetime: { type: 'string' }, ids: { type: 'string' }, limit: { type: 'string' } },
+      context.env,
+    );
     // Checked here, so a mistake exits 2 like every command-line mistake, before any request.
     const options = asUsage(() => {
       const box = values.bbox === undefined ? undefined : parseBBox(values.bbox);

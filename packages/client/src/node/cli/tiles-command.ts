@@ -2,9 +2,8 @@ import { parseBBox } from '../../area.js';
 import { dateFilterParameters, oneOf, tagFilterParameters, tileType } from '../../query.js';
 import { parseZoomRange } from '../../tile-grid.js';
 import { exportTiles } from '../tile-export.js';
-import { asUsage, CliUsageError, parseCommandLine, SERVER_OPTIONS, serverSettings } from './arguments.js';
-import { type Command, clientFor, printJson } from './context.js';
-import { ProgressBoard } from './progress-board.js';
+import { asUsage, CliUsageError, DATE_OPTIONS, dateFilters, serverCommandLine, subcommandArgs } from './arguments.js';
+import { type Command, CommandProgress, clientFor, printJson } from './context.js';
 
 const tagList = (text: string | undefined) =>
   text === undefined ? undefined : text.split(',').map((tag) => tag.trim());
@@ -15,25 +14,23 @@ export const tilesCommand: Command = {
   usage:
     'nadir-client tiles export --bbox W,S,E,N --zoom 18-20 --out FILE.mbtiles|FILE.pmtiles [--type Vert|North|South|East|West] [--format png|jpg] [--survey ID] [--since D] [--until D] [--include TAGS] [--exclude TAGS] [--progress] [--json]',
   async run(args, context) {
-    const [sub, ...rest] = args;
-    if (sub !== 'export')
-      throw new CliUsageError(`unknown tiles subcommand ${JSON.stringify(sub ?? '')}: the one there is is export`);
-    const { values } = parseCommandLine(rest, {
-      ...SERVER_OPTIONS,
-      bbox: { type: 'string' },
-      zoom: { type: 'string' },
-      out: { type: 'string' },
-      type: { type: 'string' },
-      format: { type: 'string' },
-      survey: { type: 'string' },
-      since: { type: 'string' },
-      until: { type: 'string' },
-      include: { type: 'string' },
-      exclude: { type: 'string' },
-      concurrency: { type: 'string' },
-      progress: { type: 'boolean' },
-    });
-    const settings = serverSettings(values, context.env);
+    const { values, settings } = serverCommandLine(
+      subcommandArgs('tiles', 'export', args),
+      {
+        bbox: { type: 'string' },
+        zoom: { type: 'string' },
+        out: { type: 'string' },
+        type: { type: 'string' },
+        format: { type: 'string' },
+        survey: { type: 'string' },
+        ...DATE_OPTIONS,
+        include: { type: 'string' },
+        exclude: { type: 'string' },
+        concurrency: { type: 'string' },
+        progress: { type: 'boolean' },
+      },
+      context.env,
+    );
     if (!values.bbox || !values.zoom || !values.out) throw new CliUsageError('--bbox, --zoom and --out are required');
     const out = values.out;
     if (!/\.(mbtiles|pmtiles)$/.test(out))
@@ -45,11 +42,8 @@ export const tilesCommand: Command = {
     const concurrency = values.concurrency === undefined ? 4 : Number(values.concurrency);
     if (!(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 16))
       throw new CliUsageError('--concurrency must be 1..16');
-    let board: ProgressBoard | undefined;
-    const showProgress = values.progress === true || context.stderr.isTTY === true;
-    const client = clientFor(settings, context, {
-      onRetryWait: (wait) => board?.note(`waiting ${(wait.ms / 1000).toFixed(1)} s (${wait.why})`),
-    });
+    const progress = new CommandProgress(context, values.progress);
+    const client = clientFor(settings, context, { onRetryWait: progress.onRetryWait });
     let shown = 0;
     const include = tagList(values.include);
     const exclude = tagList(values.exclude);
@@ -72,17 +66,16 @@ export const tilesCommand: Command = {
       concurrency,
       signal: context.signal,
       ...(values.survey === undefined ? {} : { surveyId: values.survey }),
-      ...(values.since === undefined ? {} : { since: values.since }),
-      ...(values.until === undefined ? {} : { until: values.until }),
+      ...dateFilters(values),
       ...(include === undefined ? {} : { include }),
       ...(exclude === undefined ? {} : { exclude }),
       onProgress: (done, total) => {
-        if (!showProgress) return;
-        board ??= new ProgressBoard(context.stderr, total, context.clock, 'tiles');
-        board.tick(done - shown);
+        if (!progress.shown) return;
+        if (!progress.board) progress.start(total, 'tiles');
+        progress.board?.tick(done - shown);
         shown = done;
       },
-    }).finally(() => board?.end());
+    }).finally(() => progress.board?.end());
     if (values.json) printJson(context, result);
     else
       context.stdout.write(
