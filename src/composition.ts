@@ -5,20 +5,13 @@ import gdal from 'gdal-async';
 import type { Logger } from 'pino';
 import sharp from 'sharp';
 import type { AccountStore } from './accounts/index.js';
-import { SqliteAccountStore } from './accounts/index.js';
-import { POSTGRES_ACCOUNTS_MIGRATIONS, PostgresAccountStore } from './accounts/postgres-account-store.js';
 import { TileUsageCounter } from './accounts/tile-usage.js';
-import { createLogger, type LogDestination } from './api/log-safety.js';
+import { createLogger, type LogDestination } from './api/http/log-safety.js';
 import type { SurveyCatalogue } from './catalogue/catalogue.js';
-import { PostgresSurveyCatalogue } from './catalogue/postgres-catalogue.js';
-import { POSTGRES_CATALOGUE_MIGRATIONS } from './catalogue/postgres-catalogue-schema.js';
-import { SqliteSurveyCatalogue } from './catalogue/sqlite-catalogue.js';
+import { ChangeTiles } from './change/change-tiles.js';
 import type { Clock } from './clock.js';
-import type { Config, DatabaseConfig } from './config/config.js';
-import { EngineGuard, type EngineGuardOptions } from './db/engine-guard.js';
-import { guardSql, isPostgresUnavailable, migratePostgres, openPostgres } from './db/postgres.js';
-import { ChangeCount } from './db/postgres-changes.js';
-import { openSqlite } from './db/sqlite.js';
+import type { Config } from './config/config.js';
+import { CoverageAnswers } from './coverage/coverage-answers.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { IngestWorkspace } from './ingest/workspace.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -26,7 +19,7 @@ import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
 import { boundRasterMemory, RasterEngine } from './raster/index.js';
 import { gdalStorageSettings, openStorage } from './storage/open-storage.js';
 import type { SurveyStorage } from './storage/storage.js';
-import { ChangeTiles } from './tiles/change-tiles.js';
+import { openStores, type StoreEvents } from './stores/open-stores.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
 import { TileResponder } from './tiles/tile-responder.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
@@ -49,6 +42,8 @@ export interface Services {
   raster: RasterEngine;
   /** Answers tile requests: the tile core every HTTP entrance is an adapter of. */
   tiles: TileResponder;
+  /** Answers coverage requests: the coverage core (request rules, page cache, survey JSON). */
+  coverage: CoverageAnswers;
   /** Map tiles' machinery: catalogue lookups, COG reads and compositing, with their caches. */
   tileEngine: TileEngine;
   /** DsmChange map tiles: height change of two surveys on the tile grid, through `raster`. */
@@ -109,9 +104,6 @@ function configureSharp(): void {
 /** How often batched tile counts are written to the usage ledger. */
 const TILE_USAGE_FLUSH_MS = 5_000;
 
-/** The wall clock: what `nadir` runs on. The only place in the service that reads it. */
-export const systemClock: Clock = () => new Date();
-
 /** Parts chosen by how the process runs rather than by the config. */
 export interface ServiceChoices {
   /** A `nadir serve --workers` worker without Redis leases its rate limits from the primary. */
@@ -120,72 +112,53 @@ export interface ServiceChoices {
   logStream?: LogDestination;
 }
 
-/** NADIR_DATABASE_TIMEOUT_MS's default, for a config built by hand. */
-const DEFAULT_DATABASE_TIMEOUT_MS = 2_000;
-
-/** The catalogue, the accounts and usage on the configured engine, migrated. */
-export interface Stores {
+/**
+ * What writes and removes surveys (`nadir ingest`, `worker`, `demo`, `surveys delete`, `storage
+ * gc`): the stores, the survey files and the ingestor. No Redis, no tile or raster engine, no
+ * token keyring: a command opens what it uses (createServices adds the rest for `serve`).
+ */
+export interface SurveyWriter {
+  clock: Clock;
   catalogue: SurveyCatalogue;
   accounts: AccountStore;
-  /** The schema version of each store after migrating. */
-  schema: Record<string, number>;
+  storage: SurveyStorage;
+  ingestor: SurveyIngestor;
   close(): Promise<void>;
 }
 
-/**
- * Opens the database and brings its schema up to date (`nadir migrate`, and every command at
- * start): SQLite under its write lock, PostgreSQL under an advisory lock, so servers starting at
- * once take turns. A database that cannot be reached, or that a newer nadir migrated, fails here.
- */
-export async function openStores(
-  database: DatabaseConfig,
-  clock: Clock,
-  events: Pick<EngineGuardOptions, 'onOpen' | 'onClose'> = {},
-): Promise<Stores> {
-  if (database.engine === 'sqlite') {
-    const db = openSqlite(database.path);
-    const catalogue = new SqliteSurveyCatalogue(db, clock);
-    const accounts = new SqliteAccountStore(db, { now: clock });
-    return {
-      catalogue,
-      accounts,
-      schema: { catalogue: catalogue.schemaVersion, accounts: accounts.schemaVersion },
-      close: async () => {
-        db.close();
-      },
-    };
-  }
-  const timeoutMs = database.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  const sql = await openPostgres(database.url, timeoutMs);
+export async function openSurveyWriter(config: Config, clock: Clock): Promise<SurveyWriter> {
+  configureGdal(config);
+  return openSurveyParts(config, clock, {});
+}
+
+async function openSurveyParts(config: Config, clock: Clock, events: StoreEvents): Promise<SurveyWriter> {
+  const stores = await openStores(config.database, clock, events);
+  let storage: SurveyStorage;
   try {
-    const schema = await migratePostgres(sql, [POSTGRES_CATALOGUE_MIGRATIONS, POSTGRES_ACCOUNTS_MIGRATIONS]);
-    const catalogueChanges = await ChangeCount.follow(sql, 'catalogue_changes', 'nadir_catalogue');
-    const accountChanges = await ChangeCount.follow(sql, 'account_changes', 'nadir_accounts');
-    // One guard for both stores: they share the server, and an outage is the server's. The change
-    // counters keep the raw pool: they follow the server in the background and recover by themselves.
-    const guard = new EngineGuard({
-      engine: 'PostgreSQL',
-      code: 'DATABASE_UNAVAILABLE',
-      timeoutMs,
-      failuresToOpen: 3,
-      openMs: 2_000,
-      isUnavailable: isPostgresUnavailable,
-      ...events,
-    });
-    return {
-      catalogue: new PostgresSurveyCatalogue(guardSql(sql, guard), catalogueChanges, clock),
-      accounts: new PostgresAccountStore(guardSql(sql, guard), accountChanges, clock),
-      schema,
-      async close() {
-        await catalogueChanges.close();
-        await accountChanges.close();
-        await sql.end({ timeout: 5 });
-      },
-    };
+    storage = await openStorage(config.storage);
   } catch (error) {
-    await sql.end({ timeout: 0 });
+    await stores.close();
     throw error;
   }
+  const { catalogue, accounts } = stores;
+  const ingestor = new SurveyIngestor({
+    catalogue,
+    workspace: new IngestWorkspace(config.dataDir),
+    storage,
+    clock,
+    jpegQuality: config.ingestJpegQuality,
+  });
+  return {
+    clock,
+    catalogue,
+    accounts,
+    storage,
+    ingestor,
+    async close() {
+      await storage.close();
+      await stores.close();
+    },
+  };
 }
 
 /** Tile rate limits: shared through Redis when configured, else this process's own counters. */
@@ -215,18 +188,16 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
   const log = createLogger(config.logLevel, config.serverId, choices.logStream);
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
-  const stores = await openStores(config.database, clock, {
+  const writer = await openSurveyParts(config, clock, {
     onOpen: (error) =>
       log.error({ err: error }, 'PostgreSQL unavailable: requests that need it answer 503 until it is back'),
     onClose: () => log.info('PostgreSQL reachable again'),
   });
   let rateLimiter: RateLimiter;
-  let storage: SurveyStorage;
   try {
-    storage = await openStorage(config.storage);
     rateLimiter = choices.rateLimiter ?? (await openRateLimiter(config, log));
   } catch (error) {
-    await stores.close();
+    await writer.close();
     throw error;
   }
   if (config.database.engine === 'postgres' && !config.tokenSecrets) {
@@ -234,14 +205,7 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
       "NADIR_TOKEN_SECRETS is not set: this server signs tokens with its own data folder's secret, which servers on other machines will refuse",
     );
   }
-  const { catalogue, accounts } = stores;
-  const ingestor = new SurveyIngestor({
-    catalogue,
-    workspace: new IngestWorkspace(config.dataDir),
-    storage,
-    clock,
-    jpegQuality: config.ingestJpegQuality,
-  });
+  const { catalogue, accounts, storage, ingestor } = writer;
   const tileEngine = new TileEngine(catalogue, storage, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,
@@ -268,6 +232,7 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     raster,
     tiles,
     changeTiles: new ChangeTiles({ catalogue, raster, usage: tileUsage, clock }),
+    coverage: new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb }),
     tileEngine,
     rateLimiter,
     tileUsage,
@@ -276,8 +241,7 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
       // Counts first, while the database is still open: a stopped server loses none.
       await tileUsage.close();
       await rateLimiter.close();
-      await storage.close();
-      await stores.close();
+      await writer.close();
     },
   };
 }

@@ -33,7 +33,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { DEFAULT_JPEG_QUALITY } from '../../src/geo/asset-layout.js';
 import { WARP_MEMORY_MB } from '../../src/ingest/cog-writer.js';
-import { INGEST_GDAL_CACHE_MB } from '../../src/ingest/memory.js';
+import { INGEST_GDAL_CACHE_MB } from '../../src/ingest/ingest-memory.js';
 import { FLEET_JOB_TIMEOUT_S, runFleet } from './delivery-fleet.js';
 import { filesOfCrs, type GeneratedDelivery, generateDelivery } from './delivery-generate.js';
 import type { Contender, DeliveryProduct, DeliveryRaw, DeliveryRun, DeliveryStep } from './delivery-raw.js';

@@ -26,7 +26,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { WARP_MEMORY_MB } from '../../src/ingest/cog-writer.js';
-import { INGEST_GDAL_CACHE_MB } from '../../src/ingest/memory.js';
+import { INGEST_GDAL_CACHE_MB } from '../../src/ingest/ingest-memory.js';
 import { DELIVERY_OPTIONS, deliveryMain } from './delivery.js';
 import type { IngestCase, IngestMeasurement, IngestRaw } from './raw.js';
 import { ingestSection } from './report.js';

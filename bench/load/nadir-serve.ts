@@ -7,7 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { createServices, systemClock } from '../../src/composition.js';
+import { systemClock } from '../../src/cli/system-clock.js';
+import { createServices } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { freePort, removeScratch, type Service, scratchDir, startGroup, stopGroup, waitForHttp } from './processes.js';
 

@@ -14,7 +14,8 @@
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { buildServer } from '../../src/api/server.js';
-import { createServices, type Services, systemClock } from '../../src/composition.js';
+import { systemClock } from '../../src/cli/system-clock.js';
+import { createServices, type Services } from '../../src/composition.js';
 import { parseConfig } from '../../src/config/config.js';
 import { startPostgres } from '../../test/support/servers.js';
 import { removeScratch, scratchDir } from '../load/processes.js';

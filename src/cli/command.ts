@@ -1,10 +1,19 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { Services } from '../composition.js';
+import type { Services, SurveyWriter } from '../composition.js';
 import type { Config } from '../config/config.js';
+import type { Stores } from '../stores/open-stores.js';
 
+/**
+ * Each part is built on first use, so `--help` and argument errors open nothing, and a command
+ * opens only what it uses: an accounts command the database, never Redis or the survey files.
+ */
 export interface CliContext {
   config: Config;
-  /** Built on first use, so `--help` and argument errors never open the database. */
+  /** The catalogue and the accounts (`accounts`, `surveys list|show`). */
+  stores(): Promise<Pick<Stores, 'catalogue' | 'accounts'>>;
+  /** The stores, the survey files and the ingestor (`ingest`, `worker`, `demo`, `surveys delete`, `storage`). */
+  surveyWriter(): Promise<Omit<SurveyWriter, 'close'>>;
+  /** Everything a server runs on (`serve`). */
   services(): Promise<Services>;
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;

@@ -1,46 +1,59 @@
-import { createServices, type Services, systemClock } from '../composition.js';
+import type { Services, SurveyWriter } from '../composition.js';
 import { type Config, parseConfig } from '../config/config.js';
 import { isNadirError, oneLine } from '../errors.js';
+import type { Stores } from '../stores/open-stores.js';
 import { packageVersion } from '../version.js';
 import { type CliContext, type Command, UsageError } from './command.js';
-import { accountsCommand } from './commands/accounts.js';
-import { demoCommand } from './commands/demo.js';
-import { ingestCommand } from './commands/ingest.js';
-import { migrateCommand } from './commands/migrate.js';
-import { serveCommand } from './commands/serve.js';
-import { storageCommand } from './commands/storage.js';
-import { surveysCommand } from './commands/surveys.js';
-import { workerCommand } from './commands/worker.js';
+import { systemClock } from './system-clock.js';
 
-const COMMANDS: Command[] = [
-  serveCommand,
-  migrateCommand,
-  ingestCommand,
-  demoCommand,
-  surveysCommand,
-  accountsCommand,
-  storageCommand,
-  workerCommand,
-];
+/**
+ * Each command's module is loaded when it runs: `serve`'s imports (fastify, GDAL, sharp) take
+ * about a second that `nadir accounts list` need not wait for. In the order `--help` lists them.
+ */
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  serve: async () => (await import('./commands/serve.js')).serveCommand,
+  migrate: async () => (await import('./commands/migrate.js')).migrateCommand,
+  ingest: async () => (await import('./commands/ingest.js')).ingestCommand,
+  demo: async () => (await import('./commands/demo.js')).demoCommand,
+  surveys: async () => (await import('./commands/surveys.js')).surveysCommand,
+  accounts: async () => (await import('./commands/accounts.js')).accountsCommand,
+  storage: async () => (await import('./commands/storage.js')).storageCommand,
+  worker: async () => (await import('./commands/worker.js')).workerCommand,
+};
 
-function overview(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
-  const lines = COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
+async function overview(): Promise<string> {
+  const commands = await Promise.all(Object.values(COMMANDS).map((load) => load()));
+  const width = Math.max(...commands.map((c) => c.name.length));
+  const lines = commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`);
   return `nadir: aerial imagery service\n\nUsage: nadir <command> [options]   (nadir <command> --help)\n\nCommands:\n${lines.join('\n')}\n`;
 }
 
-/** Where a CLI invocation writes and how it builds the services (tests give their own). */
+/** Where a CLI invocation writes and how it builds what commands use (tests give their own). */
 export interface CliIo {
   stdout: NodeJS.WriteStream;
   stderr: NodeJS.WriteStream;
   openServices: (config: Config) => Promise<Services>;
+  /** The narrower parts; where not given (tests), they are the services' own. */
+  openStores?: (config: Config) => Promise<Stores>;
+  openSurveyWriter?: (config: Config) => Promise<SurveyWriter>;
 }
 
+/**
+ * Each part's modules are loaded when a command first asks for it: the composition root imports
+ * GDAL, sharp, the AWS SDK, Redis and fastify (about a second at start), which an accounts
+ * command on SQLite does not need.
+ */
 const PROCESS_IO: CliIo = {
   stdout: process.stdout,
   stderr: process.stderr,
-  openServices: (config) => createServices(config, systemClock),
+  openServices: async (config) => (await import('../composition.js')).createServices(config, systemClock),
+  openStores: async (config) => (await import('../stores/open-stores.js')).openStores(config.database, systemClock),
+  openSurveyWriter: async (config) => (await import('../composition.js')).openSurveyWriter(config, systemClock),
 };
+
+interface Closable {
+  close(): Promise<void>;
+}
 
 /** The longest message printed whole; a longer one (an 8 KB argument echoed, say) is cut in the middle. */
 const MAX_MESSAGE = 1000;
@@ -63,14 +76,14 @@ export async function main(
   const out = io.stdout;
   const err = io.stderr;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    out.write(overview());
+    out.write(await overview());
     return name ? 0 : 2;
   }
   if (name === '--version') {
     out.write(`${packageVersion()}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  const command = Object.hasOwn(COMMANDS, name) ? await COMMANDS[name]?.() : undefined;
   if (!command) {
     err.write(`nadir: unknown command ${shown(JSON.stringify(name))} (try nadir --help)\n`);
     return 2;
@@ -79,15 +92,27 @@ export async function main(
     out.write(`${command.summary}\n\nUsage: ${command.usage}\n`);
     return 0;
   }
-  let services: Promise<Services> | undefined;
+  const opened: Promise<Closable>[] = [];
+  /** A part opened once, on first use, and closed when the command ends. */
+  function onFirstUse<T extends Closable>(open: () => Promise<T>): () => Promise<T> {
+    let part: Promise<T> | undefined;
+    return () => {
+      if (!part) {
+        part = open();
+        opened.push(part);
+      }
+      return part;
+    };
+  }
   try {
     const config = parseConfig(env, process.cwd());
+    const services = onFirstUse(() => io.openServices(config));
+    const { openStores, openSurveyWriter } = io;
     const ctx: CliContext = {
       config,
-      services: () => {
-        services ??= io.openServices(config);
-        return services;
-      },
+      services,
+      stores: openStores ? onFirstUse(() => openStores(config)) : services,
+      surveyWriter: openSurveyWriter ? onFirstUse(() => openSurveyWriter(config)) : services,
       stdout: out,
       stderr: err,
     };
@@ -102,6 +127,6 @@ export async function main(
     if (env.NADIR_DEBUG && error instanceof Error) err.write(`${error.stack}\n`);
     return 1;
   } finally {
-    await (await services?.catch(() => undefined))?.close();
+    for (const part of opened) await (await part.catch(() => undefined))?.close();
   }
 }

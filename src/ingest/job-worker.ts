@@ -5,7 +5,7 @@
  */
 import { NadirError } from '../errors.js';
 import { type IngestJob, runIngestJob } from './ingest-jobs.js';
-import { boundIngestMemory } from './memory.js';
+import { boundIngestMemory } from './ingest-memory.js';
 import type { WorkerMessage, WorkerRequest } from './worker-pool.js';
 
 boundIngestMemory();

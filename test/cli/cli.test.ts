@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { cliArgs, PROJECT_ROOT, REALDATA, SKIP_REALDATA, tempDir, writeManifest } from '../support/fixtures.js';
+import { freePort } from '../support/servers.js';
 
 const exec = promisify(execFile);
 
@@ -61,6 +62,34 @@ describe('nadir CLI', () => {
       assert.match(r.stdout, new RegExp(`Usage: nadir ${name}`));
     });
   }
+
+  test('an accounts or surveys command opens the database only: Redis and a bucket it cannot reach stop serve, not them', async () => {
+    const unreachable = {
+      ...env,
+      NADIR_REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      NADIR_REDIS_TIMEOUT_MS: '500',
+      NADIR_STORAGE: 's3://nadir-nowhere/surveys',
+      NADIR_S3_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+      NADIR_STORAGE_TIMEOUT_MS: '500',
+      AWS_ACCESS_KEY_ID: 'nadir',
+      AWS_SECRET_ACCESS_KEY: 'nadir-secret',
+    };
+    const created = await nadir(unreachable, 'accounts', 'create', '--name', 'parts-only', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    const listed = await nadir(unreachable, 'accounts', 'list', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(
+      (JSON.parse(listed.stdout) as { accounts: { name: string }[] }).accounts.some(
+        (account) => account.name === 'parts-only',
+      ),
+    );
+    const surveys = await nadir(unreachable, 'surveys', 'list', '--json');
+    assert.equal(surveys.code, 0, surveys.stderr);
+    // What does use the survey files still fails loudly at start, naming them.
+    const gc = await nadir(unreachable, 'storage', 'gc', '--dry-run');
+    assert.equal(gc.code, 1);
+    assert.match(gc.stderr, /nadir-nowhere|storage|S3/i);
+  });
 
   test('an unknown command exits 2 with one line', async () => {
     const r = await nadir(env, 'frobnicate');

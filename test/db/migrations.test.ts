@@ -14,11 +14,11 @@ import { SQLITE_ACCOUNTS_MIGRATIONS } from '../../src/accounts/sqlite-schema.js'
 import { POSTGRES_CATALOGUE_MIGRATIONS } from '../../src/catalogue/postgres-catalogue-schema.js';
 import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import { SQLITE_CATALOGUE_MIGRATIONS } from '../../src/catalogue/sqlite-catalogue-schema.js';
-import { openStores, type Stores } from '../../src/composition.js';
 import type { Migrations } from '../../src/db/migrations.js';
 import { migratePostgres, openPostgres } from '../../src/db/postgres.js';
 import { migrate, openSqlite } from '../../src/db/sqlite.js';
 import { isNadirError } from '../../src/errors.js';
+import { openStores, type Stores } from '../../src/stores/open-stores.js';
 import { survey } from '../catalogue/helpers.js';
 import { testClock } from '../support/clock.js';
 import { type PostgresServer, SKIP_POSTGRES, startPostgres } from '../support/servers.js';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openStores, type Stores } from '../../src/composition.js';
+import { openStores, type Stores } from '../../src/stores/open-stores.js';
 import { generateTokenSecret } from '../../src/tokens/index.js';
 import { tileGrid } from '../api/tiles-fixture.js';
 import { testClock } from '../support/clock.js';

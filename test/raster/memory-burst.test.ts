@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import gdal from 'gdal-async';
 import type { Asset, Survey } from '../../src/catalogue/survey.js';
-import { collectGarbage } from '../../src/ingest/memory.js';
+import { collectGarbage } from '../../src/cli/full-garbage-collection.js';
 import {
   glibcMalloc,
   RasterEngine,

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../../src/clock.js';
-import { openStores, type Stores } from '../../src/composition.js';
+import { openStores, type Stores } from '../../src/stores/open-stores.js';
 import { type PostgresServer, SKIP_POSTGRES, startPostgres } from './servers.js';
 
 export interface StoreEngine {

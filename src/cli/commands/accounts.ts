@@ -235,7 +235,7 @@ export const accountsCommand: Command = {
       const where = subcommand.needsAccount ? ' after the account' : '';
       throw new UsageError(`${name} takes ${subcommand.arity} argument(s)${where}, got ${rest.length}`);
     }
-    const { accounts } = await ctx.services();
+    const { accounts } = await ctx.stores();
     await subcommand.run({
       ctx,
       accounts,

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 // compiled dist/, so its render workers are plain JavaScript even when nadir runs under tsx.
 import { DEFAULT_SEED, type DemoSurveyOutput, GENERATOR_REVISION, generateDemoTown } from '@nadir/demo-town';
 import type { AccountStore } from '../../accounts/index.js';
-import { boundIngestMemory, collectGarbage } from '../../ingest/memory.js';
+import { boundIngestMemory } from '../../ingest/ingest-memory.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, wholeNumber } from '../command.js';
+import { collectGarbage } from '../full-garbage-collection.js';
 import { createProgressReporter } from '../progress.js';
 
 const DEMO_ACCOUNT = 'demo';
@@ -46,7 +47,7 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
     );
     const seed = values.seed === undefined ? DEFAULT_SEED : wholeNumber('--seed', values.seed, 0);
     boundIngestMemory();
-    const services = await ctx.services();
+    const services = await ctx.surveyWriter();
     const started = Date.now();
     const outDir = join(ctx.config.dataDir, 'demo', `town-${seed}`);
     // A town made by an older generator revision is made again.

@@ -1,29 +1,15 @@
 import { availableParallelism } from 'node:os';
 import type { Survey } from '../../catalogue/survey.js';
 import type { Config } from '../../config/config.js';
+import { boundIngestMemory } from '../../ingest/ingest-memory.js';
 import type { IngestQueue } from '../../ingest/ingest-queue.js';
 import { readManifest } from '../../ingest/manifest.js';
-import { boundIngestMemory } from '../../ingest/memory.js';
 import { followQueuedSurvey, sendQueuedSurvey } from '../../ingest/queued-ingest.js';
 import { InProcessRunner, WorkerPool } from '../../ingest/worker-pool.js';
 import { gdalStorageSettings } from '../../storage/open-storage.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
 import { createProgressReporter } from '../progress.js';
-
-export function surveySummary(survey: Survey) {
-  return {
-    id: survey.id,
-    captureDate: survey.captureDate,
-    version: survey.version,
-    tags: survey.tags,
-    assets: Object.fromEntries(
-      Object.values(survey.assets).map((a) => [
-        a?.type,
-        { gsd: Number(a?.gsd.toFixed(4)), minZoom: a?.minZoom, maxZoom: a?.maxZoom },
-      ]),
-    ),
-  };
-}
+import { surveySummary } from '../survey-summary.js';
 
 export const ingestCommand: Command = {
   name: 'ingest',
@@ -68,7 +54,7 @@ once all its files are written.`,
     }
     if (values.queue) return queuedIngest(ctx, positionals, values.detach ?? false, values.json ?? false);
     boundIngestMemory();
-    const { ingestor, clock } = await ctx.services();
+    const { ingestor, clock } = await ctx.surveyWriter();
     const runner =
       workers === 0
         ? new InProcessRunner()
@@ -95,7 +81,7 @@ once all its files are written.`,
 /** `nadir ingest --queue`: each survey checked and sent, then followed until a worker makes it visible. */
 async function queuedIngest(ctx: CliContext, manifests: string[], detach: boolean, json: boolean): Promise<number> {
   const queue = await openQueue(ctx.config);
-  const { ingestor, catalogue, clock } = await ctx.services();
+  const { ingestor, catalogue, clock } = await ctx.surveyWriter();
   const results: Survey[] = [];
   try {
     const requests = [];

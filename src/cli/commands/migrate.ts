@@ -1,6 +1,7 @@
-import { openStores, systemClock } from '../../composition.js';
 import { withoutCredentials } from '../../config/config.js';
+import { openStores } from '../../stores/open-stores.js';
 import { type CliContext, type Command, parseCommandArgs, printJson } from '../command.js';
+import { systemClock } from '../system-clock.js';
 
 export const migrateCommand: Command = {
   name: 'migrate',

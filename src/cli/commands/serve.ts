@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { buildServer } from '../../api/server.js';
-import { createServices, type Services, systemClock } from '../../composition.js';
+import { createServices, type Services } from '../../composition.js';
 import { LeasedRateLimiter } from '../../limits/rate-lease.js';
 import { type CliContext, type Command, parseCommandArgs, UsageError, wholeNumber } from '../command.js';
 import { isClusterWorker, leaseFromPrimary, superviseWorkers } from '../serve-cluster.js';
+import { systemClock } from '../system-clock.js';
 
 export const serveCommand: Command = {
   name: 'serve',

@@ -32,7 +32,7 @@ Every ingest removes retired files past the grace period too; run this daily for
     // Checked before the stores are opened, as every argument is.
     const retiredGraceMs = minutes('grace', values.grace, RETIRED_GRACE_MS);
     const ingestGraceMs = minutes('ingest-grace', values['ingest-grace'], INGEST_GRACE_MS);
-    const { storage, catalogue, clock } = await ctx.services();
+    const { storage, catalogue, clock } = await ctx.surveyWriter();
     const options = { now: clock(), dryRun: values['dry-run'] ?? false, retiredGraceMs, ingestGraceMs };
     const report = await collectGarbage(storage, catalogue, options);
     if (values.json) printJson(ctx, { storage: storage.description, dryRun: options.dryRun, ...report });

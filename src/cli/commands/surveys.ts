@@ -1,6 +1,6 @@
 import { NadirError } from '../../errors.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
-import { surveySummary } from './ingest.js';
+import { surveySummary } from '../survey-summary.js';
 
 const WORLD = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
 
@@ -18,7 +18,7 @@ nadir surveys delete <id>`,
     if (!wellFormed || (action !== 'list' && action !== 'show' && action !== 'delete')) {
       throw new UsageError('expected list, show <id> or delete <id>');
     }
-    const { catalogue } = await ctx.services();
+    const { catalogue } = await ctx.stores();
     if (action === 'list') {
       const { surveys, total } = await catalogue.search({ area: WORLD, limit: Number.MAX_SAFE_INTEGER, offset: 0 });
       if (values.json) printJson(ctx, { total, surveys: surveys.map(surveySummary) });
@@ -38,7 +38,7 @@ nadir surveys delete <id>`,
       printJson(ctx, values.json ? survey : surveySummary(survey));
       return 0;
     }
-    const { ingestor } = await ctx.services();
+    const { ingestor } = await ctx.surveyWriter();
     if (!(await ingestor.delete(id as string))) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
     ctx.stdout.write(`deleted survey ${id} (its files go after a grace period: nadir storage gc)\n`);
     return 0;

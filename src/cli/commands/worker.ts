@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { boundIngestMemory } from '../../ingest/memory.js';
+import { boundIngestMemory } from '../../ingest/ingest-memory.js';
 import { coordinateStep } from '../../ingest/queued-ingest.js';
 import { gdalStorageSettings } from '../../storage/open-storage.js';
 import { type CliContext, type Command, parseCommandArgs, wholeNumber } from '../command.js';
@@ -25,7 +25,7 @@ to another worker after NADIR_INGEST_JOB_TIMEOUT_S.`,
     const jobs = wholeNumber('--jobs', values.jobs ?? '1', 1, 64);
     boundIngestMemory();
     const queue = await openQueue(ctx.config);
-    const { storage, clock, ingestor, catalogue } = await ctx.services();
+    const { storage, clock, ingestor, catalogue } = await ctx.surveyWriter();
     const workDir = join(ctx.config.dataDir, 'staging', `worker.${process.pid}`);
     const say = (line: string) => ctx.stderr.write(`${clock().toISOString()} ${line}\n`);
     const stop = await queue.work(

@@ -1,6 +1,6 @@
 import type { AccountStore } from '../../../src/accounts/index.js';
 import type { Clock } from '../../../src/clock.js';
-import type { Stores } from '../../../src/composition.js';
+import type { Stores } from '../../../src/stores/open-stores.js';
 import type { StoreEngine } from '../../support/store-engines.js';
 
 /** What a contract case is given: account stores on the engine under test. */

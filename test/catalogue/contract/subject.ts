@@ -1,6 +1,6 @@
 import type { SurveyCatalogue } from '../../../src/catalogue/catalogue.js';
 import type { Clock } from '../../../src/clock.js';
-import type { Stores } from '../../../src/composition.js';
+import type { Stores } from '../../../src/stores/open-stores.js';
 import { testClock } from '../../support/clock.js';
 import type { StoreEngine } from '../../support/store-engines.js';
 

@@ -1,8 +1,8 @@
-/** The memory an ingesting process holds (src/ingest/memory.ts). */
+/** A full garbage collection on demand (src/cli/full-garbage-collection.ts), as `nadir demo` runs between generating and ingesting. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { collectGarbage } from '../../src/ingest/memory.js';
+import { collectGarbage } from '../../src/cli/full-garbage-collection.js';
 
 const MB = 1 << 20;
 
