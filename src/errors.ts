@@ -1,6 +1,6 @@
 /**
  * Domain errors carry a stable machine code; the HTTP layer maps codes to statuses in one table
- * (src/api/error-table.ts), the CLI prints the message. Nothing below the API knows about HTTP.
+ * (src/api/http/error-table.ts), the CLI prints the message. Nothing below the API knows about HTTP.
  */
 export type ErrorCode =
   | 'INVALID_PARAMETER'

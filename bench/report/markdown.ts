@@ -53,6 +53,7 @@ export function renderSection(section: Section, chartPath: string, level = 2, wi
   for (const chart of section.charts) parts.push(`![${chart.title}](${chartPath}/${chart.file})`);
   for (const table of section.tables) parts.push(renderTable(table));
   if (section.findings?.length) parts.push(`${h}# Reading the figures\n\n${section.findings.join('\n\n')}`);
+  if (section.history?.length) parts.push(`${h}# How it got here\n\n${section.history.join('\n\n')}`);
   parts.push(`${h}# Conditions\n\n${section.conditions.map((c) => `- ${c}`).join('\n')}`);
   return parts.join('\n\n');
 }

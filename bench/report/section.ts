@@ -106,6 +106,8 @@ export interface Section {
   charts: Chart[];
   /** Free text after the tables: what bounds each figure, anomalies seen. */
   findings?: string[];
+  /** Earlier measurements and the changes they led to, oldest first: the part's history, kept with its figures. */
+  history?: string[];
   /** Checks that failed (wrong statuses, errors): the report is still written, and the run exits 1. */
   failures?: string[];
   /** Everything measured, as is; goes to bench/results/<date>.json. */

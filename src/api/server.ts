@@ -1,44 +1,48 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { AccountStore } from '../accounts/index.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import type { ChangeTiles } from '../change/change-tiles.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
+import type { CoverageAnswers } from '../coverage/coverage-answers.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RasterEngine } from '../raster/index.js';
 import type { SurveyStorage } from '../storage/storage.js';
-import type { ChangeTiles } from '../tiles/change-tiles.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
-import { installAuthentication } from './auth.js';
-import { CoverageAnswers } from './coverage/coverage-answers.js';
+import { registerChangeRoute } from './change/change-route.js';
+import { registerChangeTileRoute } from './change/change-tile-route.js';
 import { CoverageLane } from './coverage/coverage-lane.js';
-import { registerCoverageRoute } from './coverage/coverage-route.js';
-import { answerFrameworkError, installErrorHandling } from './error-handling.js';
+import { COVERAGE_PATH, registerCoverageRoute } from './coverage/coverage-route.js';
+import { CoverageQuerySchema } from './coverage/coverage-schema.js';
 import { registerStacRoutes } from './gis/stac-route.js';
 import { registerTileJsonRoute } from './gis/tilejson-route.js';
 import { registerWmtsRoutes } from './gis/wmts-route.js';
-import { createHttpServer } from './http-server.js';
-import { registerChangeRoute } from './imagery/change-route.js';
+import { installAuthentication } from './http/auth.js';
+import { answerFrameworkError, installErrorHandling } from './http/error-handling.js';
+import { createHttpServer } from './http/http-server.js';
+import { registerOpenApiGenerator, registerOpenApiRoutes } from './http/openapi.js';
+import { normaliseQuery, refuseUnstorable } from './http/query-params.js';
+import { installRequestLifecycle, requestIdFor } from './http/request-lifecycle.js';
+import { MAX_PATH_SEGMENT } from './http/schemas.js';
+import type { ServerState } from './http/server-state.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
-import { registerOpenApiGenerator, registerOpenApiRoutes } from './openapi.js';
-import { normaliseQuery, refuseUnstorable } from './query-params.js';
-import { installRequestLifecycle, requestIdFor } from './request-lifecycle.js';
-import { MAX_PATH_SEGMENT } from './schemas.js';
-import { registerSystemRoutes, type ServerState } from './system-routes.js';
-import { registerChangeTileRoute } from './tiles/change-tile-route.js';
+import { registerSystemRoutes } from './system/system-routes.js';
 import { TileLane } from './tiles/tile-lane.js';
 import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http' | 'coverageCacheMb'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http'>;
   clock: Clock;
   /** The process's logger (composition.ts); the server logs through it. */
   log: FastifyBaseLogger;
   accounts: AccountStore;
   catalogue: SurveyCatalogue;
   tokens: TokenCodec;
+  /** The coverage core: coverage requests' pages (src/coverage/). */
+  coverage: CoverageAnswers;
   raster: RasterEngine;
   tiles: TileResponder;
   changeTiles: ChangeTiles;
@@ -53,11 +57,11 @@ export interface ServerParts {
  * shape the answer.
  */
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
-  const { config, clock, accounts, catalogue, tokens, raster, tiles, changeTiles, rateLimiter, storage } = parts;
+  const { config, clock, accounts, catalogue, tokens, coverage, raster, tiles, changeTiles, rateLimiter, storage } =
+    parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
-  const answers = new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb });
-  const coverageLane = new CoverageLane({ keys: accounts, answers, tokens, clock, state });
+  const coverageLane = new CoverageLane({ keys: accounts, answers: coverage, tokens, clock, state });
   const app = Fastify({
     // Tile and coverage requests meet their lanes before fastify (tile-lane.ts, coverage-lane.ts
     // say why), on a node:http server with nadir's timeouts that ends connections where node
@@ -84,6 +88,16 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   lane.log = app.log;
   coverageLane.log = app.log;
   lane.router = tileRouter(app);
+  // fastify's validator compiler exists once it is ready: the lane then checks coverage queries
+  // with the route's own compiled schema.
+  app.addHook('onReady', async () => {
+    coverageLane.checkQuery = app.validatorCompiler?.({
+      schema: CoverageQuerySchema,
+      method: 'GET',
+      url: COVERAGE_PATH,
+      httpPart: 'querystring',
+    }) as (query: unknown) => boolean;
+  });
   app.addHook('preClose', async () => {
     state.draining = true;
   });
@@ -103,7 +117,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.addHook('preHandler', async (request) => refuseUnstorable(request));
   await registerOpenApiGenerator(app, config.publicUrl);
   registerSystemRoutes(app, { catalogue, accounts, rateLimiter, storage, dataDir: config.dataDir, state });
-  registerCoverageRoute(app, { keys: accounts, answers, tokens, clock });
+  registerCoverageRoute(app, { keys: accounts, answers: coverage, tokens, clock });
   registerImageryRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });

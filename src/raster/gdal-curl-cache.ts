@@ -7,7 +7,7 @@
  * GDAL's VSICurlPartialClearCache, so the tile-codec addon finds it in the GDAL the process loaded
  * (native/tile-codec/src/gdal_cache_binding.c).
  */
-import { nativeAddon } from '../native-addon.js';
+import { nativeAddon } from '../native/native-addon.js';
 
 interface GdalCacheAddon {
   gdalCurlClearCache(prefix?: string): boolean;

@@ -14,14 +14,14 @@
  *   threshold at start (`boundRasterMemory`), and trims when a burst has ended (`TrimWhenIdle`).
  */
 import gdal from 'gdal-async';
-import { nativeAddon } from '../native-addon.js';
+import { nativeAddon } from '../native/native-addon.js';
 import type { AdmissionController } from './admission.js';
 import { SYSTEM_TIMERS, type Timers } from './storage-watch.js';
 
 /**
  * GDAL's block cache of a serving process, MB. Renders read each source block about once and write
  * each output block once, so a larger cache only holds blocks that are not read again; 128 MB is
- * what ingest uses too (ingest/memory.ts), and with it eight 5000 px renders ran as fast.
+ * what ingest uses too (ingest/ingest-memory.ts), and with it eight 5000 px renders ran as fast.
  */
 export const SERVE_GDAL_CACHE_MB = 128;
 

@@ -8,7 +8,7 @@ import { copyFile, type FileHandle, mkdir, open, readdir, rename, rm, rmdir, sta
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Source } from '@cogeotiff/core';
-import { readCached } from './page-cache-read.js';
+import { readCached } from '../native/page-cache-read.js';
 import { type IntoSource, isKey, type StoredObject, type SurveyStorage } from './storage.js';
 
 /**

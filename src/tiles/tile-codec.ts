@@ -3,7 +3,7 @@
  * libjpeg-turbo and the PNG encoders called directly on the libuv pool. Loaded on first use, so modules that only
  * need encode.ts's constants (the ETag) do not need the binary.
  */
-import { nativeAddon } from '../native-addon.js';
+import { nativeAddon } from '../native/native-addon.js';
 import type { Rotation } from './panorama.js';
 
 /** PNG's filter applied to every row: none, sub (left neighbour), up (the row above) or paeth (the nearest of left, up and upper left). */

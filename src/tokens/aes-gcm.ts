@@ -3,7 +3,7 @@
  * (native/token-seal/src/seal.c: OpenSSL, as node:crypto uses it). Bytes go in and out through
  * buffers the caller keeps, so sealing a token allocates nothing.
  */
-import { nativeAddon } from '../native-addon.js';
+import { nativeAddon } from '../native/native-addon.js';
 
 export interface AesGcm {
   /** Writes iv | ciphertext | tag into `out` and returns how many bytes that is. */

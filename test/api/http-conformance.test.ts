@@ -31,7 +31,7 @@
  * Timing. node with an at-once handler answers a request during the same read of the socket that
  * parsed it; nadir answers later. Where that matters (a parse error, CONNECT or the client's
  * half-close after a pipelined request) nadir does what node does with such a handler
- * (api/http-server.ts, docs/http.md). Cases that put bad bytes after a good request in a later
+ * (api/http/http-server.ts, docs/http.md). Cases that put bad bytes after a good request in a later
  * write pause first (GAP), so that node's reads are the writes; cases split one byte per write keep
  * to requests whose framing does not depend on how the bytes are grouped into reads.
  *
@@ -44,7 +44,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createHttpServer, httpServerOptions } from '../../src/api/http-server.js';
+import { createHttpServer, httpServerOptions } from '../../src/api/http/http-server.js';
 import { testClock } from '../support/clock.js';
 import { HAVE_REALDATA, REALDATA, writeManifest } from '../support/fixtures.js';
 import { type Answer, type Outcome, replay, statusesOf } from '../support/http-replay.js';

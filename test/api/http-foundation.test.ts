@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { CoverageAnswers } from '../../src/coverage/coverage-answers.js';
 import { type ApiFixture, createKey, errorBody, startApi } from './helpers.js';
 
 /** What every endpoint shares: error shape, request id, Server-Timing, logs, health, OpenAPI. */
@@ -178,9 +179,8 @@ describe('HTTP foundation: failures and logs', () => {
 
   before(async () => {
     api = await startApi({
-      adjust: (services) => ({
-        ...services,
-        catalogue: new Proxy(services.catalogue, {
+      adjust: (services) => {
+        const catalogue = new Proxy(services.catalogue, {
           get(target, property, receiver) {
             if (property === 'search' && failing) {
               return async () => {
@@ -190,8 +190,11 @@ describe('HTTP foundation: failures and logs', () => {
             const value = Reflect.get(target, property, receiver);
             return typeof value === 'function' ? value.bind(target) : value;
           },
-        }),
-      }),
+        });
+        // The coverage core searches the catalogue it was built on: built again on this one, as composition.ts does.
+        const coverage = new CoverageAnswers(catalogue, { maxMb: services.config.coverageCacheMb });
+        return { ...services, catalogue, coverage };
+      },
     });
     key = (await createKey(api.services, 'acme')).key;
   });

@@ -1,12 +1,12 @@
 /**
- * The logger's second belts (src/api/log-safety.ts): error messages and stacks, and any header
+ * The logger's second belts (src/api/http/log-safety.ts): error messages and stacks, and any header
  * object or request that reaches a log line, never carry a key or a token. (The access log's URL
  * rule is attacked over HTTP in log-secrets.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { generateApiKey } from '../../src/accounts/api-key.js';
-import { createLogger, loggableUrl, redactSecrets } from '../../src/api/log-safety.js';
+import { createLogger, loggableUrl, redactSecrets } from '../../src/api/http/log-safety.js';
 import { SecretPieces } from '../support/secret-pieces.js';
 
 const KEY = generateApiKey().key;

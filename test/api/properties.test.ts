@@ -8,7 +8,7 @@
  *
  * - never a 5xx;
  * - every answer that is not a success (or a 304, or a redirect) is JSON `{"error", "code"}` with a
- *   code of the error table (src/api/error-table.ts) and the status the table gives that code;
+ *   code of the error table (src/api/http/error-table.ts) and the status the table gives that code;
  * - a success has the content type the format asks for;
  * - the status (and code) docs/api.md gives the case, where its parts say which;
  * - a valid request answered 200 stays 200 with its parameters in another order;
@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import gdal from 'gdal-async';
-import { STATUS_BY_CODE } from '../../src/api/error-table.js';
+import { STATUS_BY_CODE } from '../../src/api/http/error-table.js';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { TEST_NOW, testClock } from '../support/clock.js';
 import { writeManifest } from '../support/fixtures.js';

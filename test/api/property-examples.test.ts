@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { STATUS_BY_CODE } from '../../src/api/error-table.js';
+import { STATUS_BY_CODE } from '../../src/api/http/error-table.js';
 import { type ApiFixture, createKey, errorBody, startApi } from './helpers.js';
 
 /** The error contract: JSON `{error, code}` with the status the error table gives the code. */

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { rawHeader } from '../../src/api/raw-header.js';
+import { rawHeader } from '../../src/api/http/raw-header.js';
 
 /** Sends `head` as raw bytes (so repeats and odd cases reach the server as written); resolves with the request node:http parsed. */
 async function parsed(head: string): Promise<IncomingMessage> {

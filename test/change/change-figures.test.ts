@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_SEED, DEMO_LANDMARKS, destroyedHouses } from '@nadir/demo-town';
-import { STATUS_BY_CODE } from '../../src/api/error-table.js';
+import { STATUS_BY_CODE } from '../../src/api/http/error-table.js';
 import { errorBody } from '../api/helpers.js';
 import {
   BEFORE,

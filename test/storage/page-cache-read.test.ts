@@ -1,5 +1,5 @@
 /**
- * Local reads from the page cache on the event loop (src/storage/page-cache-read.ts): the bytes
+ * Local reads from the page cache on the event loop (src/native/page-cache-read.ts): the bytes
  * are the file's, a cached range costs no libuv file request, and what is not cached (dropped with
  * dd's nocache) or past the end is still read, the usual way, as is a file system that cannot
  * tell (tmpfs answers RWF_NOWAIT with EOPNOTSUPP).
@@ -14,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { readCached } from '../../src/native/page-cache-read.js';
 import { LocalStorage } from '../../src/storage/local-storage.js';
-import { readCached } from '../../src/storage/page-cache-read.js';
 
 const run = promisify(execFile);
 const SIZE = 300_000;

@@ -5,34 +5,32 @@
  * routing, hooks and reply machinery were a third of it (docs/benchmarks-coverage.md).
  *
  * It takes a request only when it is sure to read it as the route would: a GET of the exact path,
- * whose query needs no decoding and repeats no declared parameter, passes the schema's type and
- * range checks (redone here on the plain strings), parses without complaint, and whose key is valid
- * for an account with the raster subscription. Anything else (every 4xx, shutdown) goes to fastify
+ * whose query needs no decoding and repeats no declared parameter, passes the route's schema
+ * (fastify's own compiled check of it, after the numbers are converted as for the route),
+ * parses without complaint, and whose key is valid for an account with the raster subscription. Anything else (every 4xx, shutdown) goes to fastify
  * untouched. Once taken, the answer is the route's, byte for byte in its body, with the headers
  * fastify's hooks would add; Server-Timing also says `lane`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ApiKeyLookup } from '../../accounts/index.js';
 import type { Clock } from '../../clock.js';
-import { MAX_RADIUS } from '../../geo/aoi.js';
+import type { CoverageAnswers } from '../../coverage/coverage-answers.js';
+import { type CoverageQueryString, type CoverageRequest, parseCoverageQuery } from '../../coverage/coverage-request.js';
+import { coverageBodyTail } from '../../coverage/survey-json.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TokenCodec } from '../../tokens/index.js';
-import { type ApiKeyVerifier, apiKeyOf } from '../auth.js';
-import { answerToFailure, JSON_TYPE } from '../error-handling.js';
-import type { NodeHandler } from '../http-server.js';
-import { type Lane, laneHandler } from '../lane-entrance.js';
-import { parseDecimal, plainQuery } from '../query-params.js';
-import { rawHeader } from '../raw-header.js';
-import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../request-lifecycle.js';
-import type { ServerState } from '../system-routes.js';
-import type { CoverageAnswers } from './coverage-answers.js';
-import { type CoverageQueryString, type CoverageRequest, MAX_LIMIT, parseCoverageQuery } from './coverage-request.js';
+import { type ApiKeyVerifier, apiKeyOf } from '../http/auth.js';
+import { answerToFailure, JSON_TYPE } from '../http/error-handling.js';
+import type { NodeHandler } from '../http/http-server.js';
+import { type Lane, laneHandler } from '../http/lane-entrance.js';
+import { convertNumbers, plainQuery, type QuerySchema } from '../http/query-params.js';
+import { rawHeader } from '../http/raw-header.js';
+import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../http/request-lifecycle.js';
+import type { ServerState } from '../http/server-state.js';
 import { COVERAGE_PATH } from './coverage-route.js';
 import { CoverageQuerySchema } from './coverage-schema.js';
-import { coverageBodyTail } from './survey-json.js';
 
 export interface CoverageLaneParts {
   keys: ApiKeyVerifier;
@@ -43,9 +41,7 @@ export interface CoverageLaneParts {
 }
 
 const DECLARED: ReadonlySet<string> = new Set(Object.keys(CoverageQuerySchema.properties));
-const FILTERS: ReadonlySet<string | undefined> = new Set([undefined, 'allTypes', 'anyTypes']);
-const OVERLAPS: ReadonlySet<string | undefined> = new Set([undefined, 'full', 'partial']);
-
+const PROPERTIES = CoverageQuerySchema.properties as QuerySchema['properties'];
 /** A request the lane has taken: every check fastify and the route make before the search has passed. */
 interface Taken {
   started: number;
@@ -55,54 +51,15 @@ interface Taken {
   authMs: number;
 }
 
-/** A number parameter as the schema checks it after query-params.ts converted it; undefined when it would not pass. */
-function checkedNumber(text: string | undefined, min: number, max: number, integer: boolean): number | undefined {
-  if (text === undefined) return undefined;
-  const value = parseDecimal(text);
-  if (value === undefined || !(value >= min && value <= max) || (integer && !Number.isInteger(value))) {
-    return undefined;
-  }
-  return value;
-}
-
-/**
- * Every parameter the schema declares is read by the lane: one added to the schema (and so to
- * CoverageQueryString) that schemaChecked does not pass on fails to compile, instead of being
- * ignored by the lane while the route honours it.
- */
-type EveryParameter<T> = { [K in keyof Required<T>]: T[K] };
-type UnreadByLane = Exclude<keyof Static<typeof CoverageQuerySchema>, keyof CoverageQueryString | 'apikey'>;
-export const LANE_READS_EVERY_PARAMETER: [UnreadByLane] extends [never] ? true : UnreadByLane = true;
-
-/** The query string as fastify's schema would pass it on, or undefined for anything it might refuse. */
-function schemaChecked(search: Record<string, string>): EveryParameter<CoverageQueryString> | undefined {
-  const { point, resources, filter, overlap } = search;
-  const radius = checkedNumber(search.radius, 1, MAX_RADIUS, false);
-  const limit = checkedNumber(search.limit, 1, MAX_LIMIT, true);
-  const offset = checkedNumber(search.offset, 0, Number.MAX_SAFE_INTEGER, true);
-  if (point === undefined || resources === undefined || radius === undefined) return undefined;
-  if ((search.limit !== undefined && limit === undefined) || (search.offset !== undefined && offset === undefined)) {
-    return undefined;
-  }
-  if (!FILTERS.has(filter) || !OVERLAPS.has(overlap)) return undefined;
-  return {
-    point,
-    radius,
-    resources,
-    since: search.since,
-    until: search.until,
-    filter: filter as CoverageQueryString['filter'],
-    overlap: overlap as CoverageQueryString['overlap'],
-    fields: search.fields,
-    limit,
-    offset,
-  };
-}
-
 export class CoverageLane implements Lane<Taken> {
   readonly #parts: CoverageLaneParts;
   /** Known once fastify is built (the lane is built before it, as part of its server's request handler). */
   log: FastifyBaseLogger | undefined;
+  /**
+   * The route's query schema as fastify compiled it, known once fastify is ready: the lane takes
+   * only what the route would validate, by the very same check.
+   */
+  checkQuery: ((query: unknown) => boolean) | undefined;
 
   constructor(parts: CoverageLaneParts) {
     this.#parts = parts;
@@ -125,17 +82,18 @@ export class CoverageLane implements Lane<Taken> {
 
   async take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
     const started = performance.now();
-    if (!this.log || this.#parts.state.draining) return undefined;
-    const search = plainQuery(url.slice(COVERAGE_PATH.length + 1), DECLARED);
-    const checked = search && schemaChecked(search);
-    if (!search || !checked) return undefined;
-    const key = apiKeyOf(search.apikey, rawHeader(request, 'authorization', true));
+    if (!this.log || !this.checkQuery || this.#parts.state.draining) return undefined;
+    const search: Record<string, unknown> | undefined = plainQuery(url.slice(COVERAGE_PATH.length + 1), DECLARED);
+    if (!search) return undefined;
+    convertNumbers(search, PROPERTIES);
+    if (!this.checkQuery(search)) return undefined;
+    const key = apiKeyOf(search.apikey as string | undefined, rawHeader(request, 'authorization', true));
     const caller = key === undefined ? undefined : await this.#parts.keys.lookupApiKey(key);
     if (!caller?.account.rasterSubscription) return undefined;
     const authMs = performance.now() - started;
     let query: CoverageRequest;
     try {
-      query = parseCoverageQuery(checked, () => utcDate(this.#parts.clock()));
+      query = parseCoverageQuery(search as unknown as CoverageQueryString, () => utcDate(this.#parts.clock()));
     } catch {
       return undefined;
     }

@@ -1,15 +1,15 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.js';
+import type { CoverageAnswers } from '../../coverage/coverage-answers.js';
+import { parseCoverageQuery } from '../../coverage/coverage-request.js';
+import { coverageBody } from '../../coverage/survey-json.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TokenCodec } from '../../tokens/index.js';
-import { type ApiKeyVerifier, authenticate, callerOf, requireRasterSubscription } from '../auth.js';
-import { JSON_TYPE } from '../error-handling.js';
-import { timedStep } from '../request-lifecycle.js';
-import type { CoverageAnswers } from './coverage-answers.js';
-import { parseCoverageQuery } from './coverage-request.js';
+import { type ApiKeyVerifier, authenticate, callerOf, requireRasterSubscription } from '../http/auth.js';
+import { JSON_TYPE } from '../http/error-handling.js';
+import { timedStep } from '../http/request-lifecycle.js';
 import { type CoverageQuerySchema, coverageRouteSchema } from './coverage-schema.js';
-import { coverageBody } from './survey-json.js';
 
 export const COVERAGE_PATH = '/staticmap/v2/coverage.json';
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { baseUrl, type GisLinks } from '../../gis/gis-links.js';
-import { keyIsInUrl } from '../auth.js';
+import { keyIsInUrl } from '../http/auth.js';
 
 /**
  * Where the URLs of a GIS document point: NADIR_PUBLIC_URL behind a proxy, else the host the

@@ -8,8 +8,8 @@ import { extentOf, layerExtents, surveyExtent } from '../../gis/layer-extent.js'
 import { type LayerFilterQuery, parseLayerFilter } from '../../gis/layer-filter.js';
 import { tileJson } from '../../gis/tilejson.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import type { ApiKeyVerifier } from '../auth.js';
-import { timedStep } from '../request-lifecycle.js';
+import type { ApiKeyVerifier } from '../http/auth.js';
+import { timedStep } from '../http/request-lifecycle.js';
 import { tileAdmission } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
 import { surveyTileJsonRouteSchema, tileJsonRouteSchema } from './gis-schema.js';

@@ -20,8 +20,8 @@ import {
 } from '../../gis/wmts.js';
 import { parseTileQuery, type TileQuery } from '../../tiles/tile-query.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import type { ApiKeyVerifier } from '../auth.js';
-import { timedStep } from '../request-lifecycle.js';
+import type { ApiKeyVerifier } from '../http/auth.js';
+import { timedStep } from '../http/request-lifecycle.js';
 import { tileAnswerers } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
 import { wmtsCapabilitiesRouteSchema, wmtsTileRouteSchema } from './gis-schema.js';

@@ -5,6 +5,7 @@ import { RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { invalidParameter, NadirError } from '../../errors.js';
 import { parseSize } from '../../geo/aoi-grid.js';
+import { parsePoint } from '../../geo/point-text.js';
 import { aoiPixels, isRasterFormat, RASTER_FORMATS, type RasterEngine, type RasterFormat } from '../../raster/index.js';
 import {
   billImageRetrieval,
@@ -13,8 +14,7 @@ import {
   type TokenCodec,
   verifyImageryRequest,
 } from '../../tokens/index.js';
-import { parsePoint } from '../query-params.js';
-import { abandonedSignal, addServerTiming, timedStep } from '../request-lifecycle.js';
+import { abandonedSignal, addServerTiming, timedStep } from '../http/request-lifecycle.js';
 import { type ImageryParamsSchema, type ImageryQuerySchema, imageryRouteSchema } from './imagery-schema.js';
 
 export const IMAGERY_PATH = '/staticmap/v2/surveys/:surveyId/:file';

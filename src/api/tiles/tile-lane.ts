@@ -19,14 +19,14 @@ import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
 import { parseTileQuery, type TilePath, type TileQuery } from '../../tiles/tile-query.js';
 import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, apiKeyOf, keyIsInUrl } from '../auth.js';
-import { answerToFailure, JSON_TYPE } from '../error-handling.js';
-import type { NodeHandler } from '../http-server.js';
-import { type Lane, laneHandler } from '../lane-entrance.js';
-import { plainQuery } from '../query-params.js';
-import { rawHeader } from '../raw-header.js';
-import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../request-lifecycle.js';
-import type { ServerState } from '../system-routes.js';
+import { type ApiKeyVerifier, apiKeyOf, keyIsInUrl } from '../http/auth.js';
+import { answerToFailure, JSON_TYPE } from '../http/error-handling.js';
+import type { NodeHandler } from '../http/http-server.js';
+import { type Lane, laneHandler } from '../http/lane-entrance.js';
+import { plainQuery } from '../http/query-params.js';
+import { rawHeader } from '../http/raw-header.js';
+import { logAccess, requestIdOf, serverTiming, standardHeaderPairs } from '../http/request-lifecycle.js';
+import type { ServerState } from '../http/server-state.js';
 import { LocationTileQuerySchema, SurveyTileQuerySchema } from './tile-schema.js';
 
 /** The path parameters of the tile route fastify's router finds for a path, if any. */

@@ -3,8 +3,8 @@ import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
 import { parseTileQuery, type TilePath, type TileQuery, type TileQueryString } from '../../tiles/tile-query.js';
 import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, authenticate, callerOf, keyIsInUrl } from '../auth.js';
-import { addServerTiming } from '../request-lifecycle.js';
+import { type ApiKeyVerifier, authenticate, callerOf, keyIsInUrl } from '../http/auth.js';
+import { addServerTiming } from '../http/request-lifecycle.js';
 import { locationTileRouteSchema, surveyTileRouteSchema } from './tile-schema.js';
 
 export const LOCATION_TILE_PATH = '/tiles/v3/:contentType/:z/:x/:file';

@@ -2,19 +2,15 @@ import { access, constants } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import gdal from 'gdal-async';
-import type { AccountStore } from '../accounts/index.js';
-import type { SurveyCatalogue } from '../catalogue/catalogue.js';
-import type { RateLimiter } from '../limits/rate-limiter.js';
-import type { SurveyStorage } from '../storage/storage.js';
-import { packageVersion } from '../version.js';
-import { sendFailure } from './error-handling.js';
-import { failure } from './error-table.js';
-import { errorResponses, StringEnum } from './schemas.js';
-
-/** Shared with server.ts: set when shutdown begins, so `/ready` turns away new traffic at once. */
-export interface ServerState {
-  draining: boolean;
-}
+import type { AccountStore } from '../../accounts/index.js';
+import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
+import type { RateLimiter } from '../../limits/rate-limiter.js';
+import type { SurveyStorage } from '../../storage/storage.js';
+import { packageVersion } from '../../version.js';
+import { sendFailure } from '../http/error-handling.js';
+import { failure } from '../http/error-table.js';
+import { errorResponses, StringEnum } from '../http/schemas.js';
+import type { ServerState } from '../http/server-state.js';
 
 export interface SystemRouteParts {
   catalogue: Pick<SurveyCatalogue, 'ping'>;

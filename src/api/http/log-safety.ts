@@ -1,10 +1,10 @@
 import { type Logger, pino } from 'pino';
-import { RASTER_TYPES, TILE_TYPES } from '../catalogue/survey.js';
-import type { Config } from '../config/config.js';
-import { parseDateOrRelative } from '../geo/dates.js';
-import { RASTER_FORMATS } from '../raster/formats.js';
-import { SURVEY_FIELDS } from './coverage/coverage-request.js';
-import { parseDecimal } from './query-params.js';
+import { RASTER_TYPES, TILE_TYPES } from '../../catalogue/survey.js';
+import type { Config } from '../../config/config.js';
+import { SURVEY_FIELDS } from '../../coverage/coverage-request.js';
+import { parseDateOrRelative } from '../../geo/dates.js';
+import { parseDecimal } from '../../geo/point-text.js';
+import { RASTER_FORMATS } from '../../raster/formats.js';
 
 /**
  * Keeps credentials out of the logs (issue 18). API keys and transaction tokens travel in query

@@ -3,10 +3,11 @@
  * (after) and the earlier one (baseline), both with DetailDsm. One set of rules and refusals for
  * every entrance.
  */
+
+import { compareNewestFirst, type SurveyCatalogue } from '../catalogue/catalogue.js';
+import type { Asset, Survey } from '../catalogue/survey.js';
 import { NadirError } from '../errors.js';
 import type { Bounds } from '../geo/web-mercator.js';
-import { compareNewestFirst, type SurveyCatalogue } from './catalogue.js';
-import type { Asset, Survey } from './survey.js';
 
 /** A survey known to have a DetailDsm. */
 export type DsmSurvey = Survey & { assets: { DetailDsm: Asset } };

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { RASTER_FORMATS } from '../../raster/index.js';
-import { ErrorBodySchema, StringEnum } from '../schemas.js';
-import { ImageryQuerySchema } from './imagery-schema.js';
+import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
+import { ImageryQuerySchema } from '../imagery/imagery-schema.js';
 
 /** `{format}` of DsmChange: every raster format, and `json` for the figures. */
 export const CHANGE_FORMATS = [...RASTER_FORMATS, 'json'] as const;

@@ -71,7 +71,7 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
 /**
  * The raw answer to a request node's HTTP parser rejects before anything else sees it, or a head
  * that timed out: node's status for it (its default `clientError` answers), as the JSON of the
- * error table. api/http-server.ts decides whether it is written (node's rules) and closes.
+ * error table. api/http/http-server.ts decides whether it is written (node's rules) and closes.
  */
 export function clientErrorAnswer(error: NodeJS.ErrnoException & { rawPacket?: unknown }): string {
   let answer = failure('BAD_REQUEST', 'Malformed HTTP request');

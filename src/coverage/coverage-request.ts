@@ -1,8 +1,8 @@
-import { RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
-import { parseDateRange } from '../../catalogue/survey-filters.js';
-import { invalidParameter } from '../../errors.js';
-import type { Aoi } from '../../geo/aoi.js';
-import { parsePoint } from '../query-params.js';
+import { RASTER_TYPES, type RasterType } from '../catalogue/survey.js';
+import { parseDateRange } from '../catalogue/survey-filters.js';
+import { invalidParameter } from '../errors.js';
+import type { Aoi } from '../geo/aoi.js';
+import { parsePoint } from '../geo/point-text.js';
 
 /**
  * The coverage query after the schema checked types and ranges: what is left needs parsing

@@ -1,5 +1,5 @@
-import type { SurveyListing } from '../../catalogue/catalogue.js';
-import { CONTENT_TYPES, type ContentType, RASTER_TYPES, type RasterType } from '../../catalogue/survey.js';
+import type { SurveyListing } from '../catalogue/catalogue.js';
+import { CONTENT_TYPES, type ContentType, RASTER_TYPES, type RasterType } from '../catalogue/survey.js';
 import type { SurveyField } from './coverage-request.js';
 
 /** A survey as the coverage response shows it (spec "Survey", plus `tags` and `maxZoom`). */

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { CoverageAnswers, type CoveragePage } from '../../src/api/coverage/coverage-answers.js';
-import { type CoverageQueryString, parseCoverageQuery } from '../../src/api/coverage/coverage-request.js';
 import { CoverageResponseSchema } from '../../src/api/coverage/coverage-schema.js';
-import { coverageBody, coverageBodyHead, surveyJson } from '../../src/api/coverage/survey-json.js';
 import type { SurveyCatalogue, SurveyListing } from '../../src/catalogue/catalogue.js';
 import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
+import { CoverageAnswers, type CoveragePage } from '../../src/coverage/coverage-answers.js';
+import { type CoverageQueryString, parseCoverageQuery } from '../../src/coverage/coverage-request.js';
+import { coverageBody, coverageBodyHead, surveyJson } from '../../src/coverage/survey-json.js';
 import { openSqlite } from '../../src/db/sqlite.js';
+import { makeSurvey } from '../api/helpers.js';
 import { testClock } from '../support/clock.js';
-import { makeSurvey } from './helpers.js';
 
 /**
  * The coverage page cache (coverage-answers.ts): every change to the catalogue shows in the next

@@ -1,7 +1,7 @@
 /** parseCoverageQuery on its own: the clock is asked only when a date is given, and once. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCoverageQuery, SURVEY_FIELDS } from '../../src/api/coverage/coverage-request.js';
+import { parseCoverageQuery, SURVEY_FIELDS } from '../../src/coverage/coverage-request.js';
 
 const QUERY = { point: '-89.5417,44.1188', radius: 50, resources: 'TrueOrtho,DetailDsm' };
 

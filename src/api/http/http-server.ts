@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { HttpTimeouts } from '../config/config.js';
+import type { HttpTimeouts } from '../../config/config.js';
 import { clientErrorAnswer, JSON_TYPE } from './error-handling.js';
 import { type ApiFailure, failure } from './error-table.js';
 import { requestIdFor, standardHeaderPairs } from './request-lifecycle.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AccountStore, ApiKeyLookup } from '../accounts/index.js';
-import { NadirError } from '../errors.js';
+import type { AccountStore, ApiKeyLookup } from '../../accounts/index.js';
+import { NadirError } from '../../errors.js';
 
 /**
  * API-key authentication (decisions.md): the key comes from the `apikey` query parameter, or

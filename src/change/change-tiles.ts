@@ -9,18 +9,24 @@ import { createHash } from 'node:crypto';
 import type { ApiKeyLookup } from '../accounts/index.js';
 import { usageMonthOf } from '../accounts/index.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
-import { type ChangePair, type DsmSurvey, MAX_PAIR_CANDIDATES, pairById } from '../catalogue/change-pair.js';
 import type { Clock } from '../clock.js';
 import { tileGrid } from '../geo/aoi-grid.js';
 import { DSM_NODATA } from '../geo/asset-layout.js';
 import { boxIntersectsMultiPolygon } from '../geo/polygon.js';
 import { tileBounds } from '../geo/web-mercator.js';
 import { CHANGE_RAMP, changeColour, type RasterEngine } from '../raster/index.js';
+import { ENCODING_VERSION, encodeTile } from '../tiles/encode.js';
+import { lonLatBox, MAX_UNDERZOOM } from '../tiles/planner.js';
+import {
+  cacheControlOf,
+  LOCATION_MAX_AGE,
+  matchesIfNoneMatch,
+  noImagery,
+  SURVEY_MAX_AGE,
+} from '../tiles/tile-headers.js';
+import type { HeaderPairs } from '../tiles/tile-responder.js';
+import { type ChangePair, type DsmSurvey, MAX_PAIR_CANDIDATES, pairById } from './change-pair.js';
 import type { ChangeTileQuery } from './change-tile-query.js';
-import { ENCODING_VERSION, encodeTile } from './encode.js';
-import { lonLatBox, MAX_UNDERZOOM } from './planner.js';
-import { cacheControlOf, LOCATION_MAX_AGE, matchesIfNoneMatch, noImagery, SURVEY_MAX_AGE } from './tile-headers.js';
-import type { HeaderPairs } from './tile-responder.js';
 
 export interface ChangeTileParts {
   catalogue: Pick<SurveyCatalogue, 'get' | 'search'>;

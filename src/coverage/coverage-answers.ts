@@ -1,7 +1,7 @@
-import { LruCache } from '../../cache/lru.js';
-import { OnceATurn } from '../../cache/once-a-turn.js';
-import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
-import { aoiLonLatBounds } from '../../geo/aoi.js';
+import { LruCache } from '../cache/lru.js';
+import { OnceATurn } from '../cache/once-a-turn.js';
+import type { SurveyCatalogue } from '../catalogue/catalogue.js';
+import { aoiLonLatBounds } from '../geo/aoi.js';
 import type { CoverageRequest } from './coverage-request.js';
 import { coverageBodyHead, surveyJson } from './survey-json.js';
 

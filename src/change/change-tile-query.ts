@@ -7,7 +7,7 @@ import type { TagFilter } from '../catalogue/catalogue.js';
 import { parseDateRange, parseTagFilter } from '../catalogue/survey-filters.js';
 import { invalidParameter } from '../errors.js';
 import type { TileCoord } from '../geo/web-mercator.js';
-import { MAX_SURVEY_ID_LENGTH, parseTileAddress } from './tile-query.js';
+import { MAX_SURVEY_ID_LENGTH, parseTileAddress } from '../tiles/tile-query.js';
 
 /** Default `threshold`: half a metre hides the noise of two DSMs and shows a fallen branch. */
 export const DEFAULT_TILE_THRESHOLD = 0.5;

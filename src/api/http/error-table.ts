@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
-import { type ErrorCode, isNadirError, NadirError } from '../errors.js';
+import { type ErrorCode, isNadirError, NadirError } from '../../errors.js';
 
 /**
  * THE error table: every failure the API answers, whatever raised it, leaves through here as

@@ -1,7 +1,7 @@
-import type { Survey } from '../../catalogue/survey.js';
-import type { Aoi } from '../../geo/aoi.js';
-import type { AoiGrid } from '../../geo/aoi-grid.js';
-import type { ChangeFigures } from '../../raster/index.js';
+import type { Survey } from '../catalogue/survey.js';
+import type { Aoi } from '../geo/aoi.js';
+import type { AoiGrid } from '../geo/aoi-grid.js';
+import type { ChangeFigures } from '../raster/index.js';
 
 /** Square and cubic metres to the centimetre: finer would only print resampling noise. */
 function round(value: number, decimals = 2): number {

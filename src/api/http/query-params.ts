@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { storable } from '../catalogue/survey-rows.js';
-import { invalidParameter } from '../errors.js';
-import { MAX_LATITUDE } from '../geo/web-mercator.js';
+import { storable } from '../../catalogue/survey-rows.js';
+import { invalidParameter } from '../../errors.js';
+import { parseDecimal } from '../../geo/point-text.js';
 import { SECRET_PARAMETERS } from './error-table.js';
 
 /**
@@ -17,14 +17,8 @@ import { SECRET_PARAMETERS } from './error-table.js';
  *   str() prints small floats) are numbers; anything else stays a string and fails the schema.
  */
 
-const DECIMAL = /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/;
-
-interface QuerySchema {
+export interface QuerySchema {
   properties?: Record<string, { type?: string }>;
-}
-
-export function parseDecimal(text: string): number | undefined {
-  return DECIMAL.test(text) ? Number(text) : undefined;
 }
 
 /**
@@ -66,13 +60,24 @@ export function normaliseQuery(request: FastifyRequest): void {
   const declared = schema?.properties;
   if (!declared) return;
   const query = request.query as Record<string, unknown>;
-  for (const [name, property] of Object.entries(declared)) {
+  for (const name of Object.keys(declared)) {
     if (!Object.hasOwn(query, name)) continue;
     const value = query[name];
     if (Array.isArray(value)) {
       const shown = SECRET_PARAMETERS.has(name.toLowerCase()) ? '' : ` (${value.length} values)`;
       throw invalidParameter(name, `${name} must be given once, but was given more than once${shown}`);
     }
+  }
+  convertNumbers(query, declared);
+}
+
+/**
+ * Declared number and integer parameters given as decimal text become numbers; anything else
+ * stays a string, which the schema then refuses. In place, as ajv's own coercion would be.
+ */
+export function convertNumbers(query: Record<string, unknown>, declared: QuerySchema['properties']): void {
+  for (const [name, property] of Object.entries(declared ?? {})) {
+    const value = query[name];
     if ((property.type === 'number' || property.type === 'integer') && typeof value === 'string') {
       const number = parseDecimal(value);
       if (number !== undefined) query[name] = number;
@@ -97,33 +102,4 @@ export function plainQuery(search: string, declared: ReadonlySet<string>): Recor
     query[name] = equals === -1 ? '' : pair.slice(equals + 1);
   }
   return query;
-}
-
-/**
- * `lon,lat` in WGS84 degrees. Latitude stops at the Web Mercator limit (+-85.0511): the service
- * has imagery only in EPSG:3857, and the AOI square is not defined nearer the poles.
- */
-export function parsePoint(text: string): { lon: number; lat: number } {
-  const parts = text.split(',');
-  const [lon, lat] = parts.map((part) => parseDecimal(part));
-  if (parts.length !== 2 || lon === undefined || lat === undefined) {
-    throw invalidParameter(
-      'point',
-      `point must be longitude,latitude in decimal degrees (e.g. -89.5417,44.1188), got ${JSON.stringify(clipped(text))}`,
-    );
-  }
-  if (!(lon >= -180 && lon <= 180)) {
-    throw invalidParameter('point', `point longitude must be from -180 to 180, got ${lon}`);
-  }
-  if (!(lat >= -MAX_LATITUDE && lat <= MAX_LATITUDE)) {
-    throw invalidParameter(
-      'point',
-      `point latitude must be from -${MAX_LATITUDE} to ${MAX_LATITUDE} (the Web Mercator limit), got ${lat}`,
-    );
-  }
-  return { lon, lat };
-}
-
-function clipped(text: string): string {
-  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }

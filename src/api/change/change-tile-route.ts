@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../../clock.js';
-import { utcDate } from '../../geo/dates.js';
 import {
   type ChangeTilePath,
   type ChangeTileQueryString,
   parseChangeTileQuery,
-} from '../../tiles/change-tile-query.js';
-import type { ChangeTiles } from '../../tiles/change-tiles.js';
+} from '../../change/change-tile-query.js';
+import type { ChangeTiles } from '../../change/change-tiles.js';
+import type { Clock } from '../../clock.js';
+import { utcDate } from '../../geo/dates.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../auth.js';
+import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
+import { setHeaders, tileAdmission } from '../tiles/tile-route.js';
 import { changeTileRouteSchema } from './change-tile-schema.js';
-import { setHeaders, tileAdmission } from './tile-route.js';
 
 /** A static path: fastify's router prefers it to `/tiles/v3/:contentType/...`, and the tile lane leaves it alone. */
 export const CHANGE_TILE_PATH = '/tiles/v3/DsmChange/:z/:x/:file';
@@ -23,7 +23,7 @@ export interface ChangeTileRouteParts {
   clock: Clock;
 }
 
-/** GET /tiles/v3/DsmChange/{z}/{x}/{y}.png: a thin adapter over the change tile core (src/tiles/change-tiles.ts). */
+/** GET /tiles/v3/DsmChange/{z}/{x}/{y}.png: a thin adapter over the change tile core (src/change/change-tiles.ts). */
 export function registerChangeTileRoute(app: FastifyInstance, parts: ChangeTileRouteParts): void {
   const { keys, tiles, changeTiles, clock } = parts;
   app.get(

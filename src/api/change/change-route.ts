@@ -1,12 +1,14 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
-import { pairById } from '../../catalogue/change-pair.js';
 import type { Survey } from '../../catalogue/survey.js';
+import { pairById } from '../../change/change-pair.js';
+import { changeSummary } from '../../change/change-summary.js';
 import type { Clock } from '../../clock.js';
 import { NadirError } from '../../errors.js';
 import { aoiLonLatBounds } from '../../geo/aoi.js';
 import { parseSize } from '../../geo/aoi-grid.js';
+import { parsePoint } from '../../geo/point-text.js';
 import { aoiPixels, type RasterEngine } from '../../raster/index.js';
 import {
   billImageRetrieval,
@@ -15,15 +17,13 @@ import {
   type TokenCodec,
   verifyImageryRequest,
 } from '../../tokens/index.js';
-import { parsePoint } from '../query-params.js';
-import { abandonedSignal, addServerTiming, timedStep } from '../request-lifecycle.js';
+import { abandonedSignal, addServerTiming, timedStep } from '../http/request-lifecycle.js';
 import {
   type ChangeParamsSchema,
   type ChangeQuerySchema,
   changeRouteSchema,
   DEFAULT_CHANGE_THRESHOLD,
 } from './change-schema.js';
-import { changeSummary } from './change-summary.js';
 
 export const CHANGE_PATH = '/staticmap/v2/surveys/:surveyId/DsmChange.:format';
 

@@ -8,7 +8,7 @@
  * 100 us of wall time per read, against a few microseconds for copying 30 KiB from the cache
  * (docs/tiles.md). Whatever is not cached is still read on the pool, so a disk never stalls the loop.
  */
-import { nativeAddon } from '../native-addon.js';
+import { nativeAddon } from './native-addon.js';
 
 interface PageReadAddon {
   readCached(fd: number, buffer: Uint8Array, position: number): number;

@@ -18,9 +18,9 @@ const loaded = new Map<NativeAddonName, unknown>();
 export function nativeAddon<T>(name: NativeAddonName): T {
   const known = loaded.get(name);
   if (known) return known as T;
-  // One level below the package root both as src/*.ts (tsx) and as dist/*.js (tsc).
+  // Two levels below the package root both as src/native/*.ts (tsx) and as dist/native/*.js (tsc).
   const path = fileURLToPath(
-    new URL(`../native/${name}/build/Release/${name.replaceAll('-', '_')}.node`, import.meta.url),
+    new URL(`../../native/${name}/build/Release/${name.replaceAll('-', '_')}.node`, import.meta.url),
   );
   try {
     const exports = createRequire(import.meta.url)(path);

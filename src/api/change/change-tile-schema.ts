@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { DEFAULT_TILE_THRESHOLD, MAX_THRESHOLD } from '../../tiles/change-tile-query.js';
-import { ErrorBodySchema } from '../schemas.js';
-import { LocationTileQuerySchema } from './tile-schema.js';
+import { DEFAULT_TILE_THRESHOLD, MAX_THRESHOLD } from '../../change/change-tile-query.js';
+import { ErrorBodySchema } from '../http/schemas.js';
+import { LocationTileQuerySchema } from '../tiles/tile-schema.js';
 
 /** `/tiles/v3/DsmChange/{z}/{x}/{y}.png`: validation and OpenAPI in one. */
 export const ChangeTileParamsSchema = Type.Object({
