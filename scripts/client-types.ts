@@ -4,7 +4,7 @@
  * no server needs to run):
  *
  * - packages/client/src/generated/openapi.ts: the types, by openapi-typescript. The `$defs` the
- *   document's schemas carry (the STAC link, api/gis/gis-schema.ts) become `components.schemas`,
+ *   document's schemas carry (the STAC link, api/gis/stac-schema.ts) become `components.schemas`,
  *   where OpenAPI keeps named schemas.
  * - packages/client/src/generated/facts.ts: the runtime constants the client checks calls with
  *   and turns panorama grids by: the enums and `x-nadir-*` extensions of the document.

@@ -30,7 +30,7 @@ const WORLD: Bounds = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
 const DAY_MS = 86_400_000;
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** The text parameters of a search, as the route's schema declares them (api/gis/gis-schema.ts). */
+/** The text parameters of a search, as the route's schema declares them (api/gis/stac-schema.ts). */
 type StacSearchTextParameter = 'bbox' | 'intersects' | 'datetime' | 'ids' | 'collections' | 'token';
 
 /** The declared query parameters: one string each, and the two numbers. */

@@ -26,7 +26,7 @@ import { OPENAPI_PATH } from '../http/openapi.js';
 import { timedStep } from '../http/request-lifecycle.js';
 import { tileAdmission } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
-import { type StacSearchQuerySchema, stacSchemas } from './gis-schema.js';
+import { type StacSearchQuerySchema, stacSchemas } from './stac-schema.js';
 
 export interface StacRouteParts {
   keys: ApiKeyVerifier;

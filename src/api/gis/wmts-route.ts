@@ -24,7 +24,7 @@ import type { ApiKeyVerifier } from '../http/auth.js';
 import { timedStep } from '../http/request-lifecycle.js';
 import { tileAnswerers } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
-import { wmtsCapabilitiesRouteSchema, wmtsTileRouteSchema } from './gis-schema.js';
+import { wmtsCapabilitiesRouteSchema, wmtsTileRouteSchema } from './wmts-schema.js';
 
 /** The ResourceURL template's path (wmts.ts), as a route. */
 export const WMTS_TILE_PATH = `${WMTS_ROOT}/:layer/${STYLE}/:time/${TILE_MATRIX_SET}/:z/:row/:file`;
