@@ -1,10 +1,20 @@
 /**
- * WMTS 1.0.0 GetCapabilities (OGC 07-057r7), RESTful, for the vertical imagery on the
- * GoogleMapsCompatible tile matrix set, as QGIS, ArcGIS and GDAL read it. Filters are layers and a
- * dimension: a layer for all matching surveys (`Vert`) and one per tag among them
- * (`Vert:disaster`, `Vert:disaster:hurricane`), and capture date as the `Time` dimension (the
- * imagery as it was on that date: surveys captured up to it, newest on top; `current` is every
- * one). Pure, but for the pauses its caller lends it.
+ * WMTS 1.0.0 GetCapabilities (OGC 07-057r7) for the vertical imagery on the GoogleMapsCompatible
+ * tile matrix set, as QGIS, OWSLib, ArcGIS and GDAL read it. Filters are layers and a dimension: a
+ * layer for all matching surveys (`Vert`) and one per tag among them (`Vert:disaster`,
+ * `Vert:disaster:hurricane`), and capture date as the `Time` dimension (the imagery as it was on
+ * that date: surveys captured up to it, newest on top; `current`, the Default, is every one).
+ *
+ * Both bindings (issue 34): KVP (`REQUEST=GetTile` at the capabilities' own URL, named first in
+ * OperationsMetadata: QGIS and OWSLib take KVP when it is offered, adding TIME only when a value
+ * was chosen, so the Default answers) and RESTful ResourceURLs. Every layer has two ResourceURLs
+ * per format: first one with the time segment fixed to `current`, for clients that ignore
+ * dimensions and take the first template (GDAL takes the first of the format), then one with
+ * `{Time}` for those that fill it in (a client without KVP that keeps the last template of a
+ * format, as QGIS's parser does; the server reads an unfilled `{Time}` as the Default, as an
+ * omitted KVP TIME). Their URLs carry `SERVICE=WMTS`: the mark of an OGC request, answered as
+ * 07-057r7 says (ExceptionReports, listed Time values only, an empty tile where there is no
+ * imagery; see api/gis/wmts-route.ts). Pure, but for the pauses its caller lends it.
  */
 import { MAX_ZOOM, ORIGIN_SHIFT, resolutionAtZoom } from '../geo/web-mercator.js';
 import { type GisLinks, linkTo } from './gis-links.js';
@@ -17,6 +27,13 @@ export const CAPABILITIES_PATH = `${WMTS_ROOT}/WMTSCapabilities.xml`;
 export const TILE_MATRIX_SET = 'GoogleMapsCompatible';
 export const STYLE = 'default';
 export const CURRENT = 'current';
+/** What an unfilled `{Time}` reads as: a RESTful path still holding the placeholder. */
+export const TIME_PLACEHOLDER = '{Time}';
+/**
+ * The query parameter that marks a request as an OGC one (every KVP request carries it, and the
+ * ResourceURLs do): such a request is answered as WMTS says, not as nadir's JSON tile API.
+ */
+export const OGC_SERVICE = { SERVICE: 'WMTS' } as const;
 /** The layers' base: vertical imagery (panoramas are rotated tiles, not a map layer). */
 export const WMTS_TYPE = 'Vert';
 /** The standardized rendering pixel size, 0.28 mm (WMTS 1.0.0, 6.1). */
@@ -57,10 +74,17 @@ function layerXml(links: GisLinks, layer: WmtsLayer, filter: LayerFilterQuery): 
   const { bounds, captureDates } = layer.extent;
   const box = bounds ?? { minX: -180, minY: -85.0511287798066, maxX: 180, maxY: 85.0511287798066 };
   const dates = captureDates.map((date) => `<Value>${date}</Value>`).join('');
-  const urls = FORMATS.map(([format, extension]) => {
-    const path = `${WMTS_ROOT}/${encodeURIComponent(layer.identifier)}/${STYLE}/{Time}/${TILE_MATRIX_SET}/{TileMatrix}/{TileRow}/{TileCol}.${extension}`;
-    return `<ResourceURL format="${format}" resourceType="tile" template="${escapeXml(linkTo(links, path, { ...filter }))}"/>`;
-  }).join('');
+  // `current` first (clients that take the first template and ignore dimensions), `{Time}` last
+  // (a parser that keeps the last template of a format): the module's comment says why both.
+  const urls = [CURRENT, TIME_PLACEHOLDER]
+    .flatMap((time) =>
+      FORMATS.map(([format, extension]) => {
+        const path = `${WMTS_ROOT}/${encodeURIComponent(layer.identifier)}/${STYLE}/${time}/${TILE_MATRIX_SET}/{TileMatrix}/{TileRow}/{TileCol}.${extension}`;
+        const template = linkTo(links, path, { ...filter, ...OGC_SERVICE });
+        return `<ResourceURL format="${format}" resourceType="tile" template="${escapeXml(template)}"/>`;
+      }),
+    )
+    .join('');
   return [
     `<Layer><ows:Title>${escapeXml(layer.title)}</ows:Title>`,
     `<ows:WGS84BoundingBox><ows:LowerCorner>${box.minX} ${box.minY}</ows:LowerCorner><ows:UpperCorner>${box.maxX} ${box.maxY}</ows:UpperCorner></ows:WGS84BoundingBox>`,
@@ -72,6 +96,32 @@ function layerXml(links: GisLinks, layer: WmtsLayer, filter: LayerFilterQuery): 
     urls,
     '</Layer>',
   ].join('');
+}
+
+/** One DCP/HTTP/Get of an operation, with the encoding it takes (07-057r7 7.1.1.2). */
+function get(href: string, encoding: 'KVP' | 'RESTful'): string {
+  return `<ows:Get xlink:href="${escapeXml(href)}"><ows:Constraint name="GetEncoding"><ows:AllowedValues><ows:Value>${encoding}</ows:Value></ows:AllowedValues></ows:Constraint></ows:Get>`;
+}
+
+/**
+ * GetCapabilities and GetTile, each in both encodings, KVP first (QGIS takes the first Get of
+ * GetTile when KVP is among the encodings). KVP at the capabilities' own URL with the filter and
+ * the key (a KVP prefix ends in `?` or `&`, 07-057r7 8.1.1): the request parameters are appended
+ * to it. RESTful: the capabilities document, and the root of the ResourceURLs.
+ */
+function operationsMetadata(links: GisLinks, filter: LayerFilterQuery): string {
+  const document = linkTo(links, CAPABILITIES_PATH, { ...filter });
+  const kvp = `${document}${document.includes('?') ? '&' : '?'}`;
+  const operation = (name: string, restful: string) =>
+    `<ows:Operation name="${name}"><ows:DCP><ows:HTTP>${get(kvp, 'KVP')}${get(restful, 'RESTful')}</ows:HTTP></ows:DCP></ows:Operation>`;
+  return `<ows:OperationsMetadata>${operation('GetCapabilities', document)}${operation('GetTile', `${links.base}${WMTS_ROOT}/`)}</ows:OperationsMetadata>`;
+}
+
+/** Who runs the service (OWS 1.1 requires ServiceProvider with a ServiceContact): this server. */
+function serviceProvider(links: GisLinks): string {
+  const site = escapeXml(`${links.base}/`);
+  const docs = escapeXml(`${links.base}/docs/`);
+  return `<ows:ServiceProvider><ows:ProviderName>nadir</ows:ProviderName><ows:ProviderSite xlink:href="${site}"/><ows:ServiceContact><ows:ContactInfo><ows:OnlineResource xlink:href="${docs}"/></ows:ContactInfo></ows:ServiceContact></ows:ServiceProvider>`;
 }
 
 /** Layers written between two pauses: a slice costs a few milliseconds at most. */
@@ -93,7 +143,9 @@ export async function wmtsCapabilities(
   const parts: string[] = [
     '<?xml version="1.0" encoding="UTF-8"?>',
     '<Capabilities xmlns="http://www.opengis.net/wmts/1.0" xmlns:ows="http://www.opengis.net/ows/1.1" xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.opengis.net/wmts/1.0 http://schemas.opengis.net/wmts/1.0/wmtsGetCapabilities_response.xsd" version="1.0.0">',
-    `<ows:ServiceIdentification><ows:Title>nadir aerial imagery</ows:Title><ows:Abstract>${escapeXml(ATTRIBUTION)}</ows:Abstract><ows:ServiceType>OGC WMTS</ows:ServiceType><ows:ServiceTypeVersion>1.0.0</ows:ServiceTypeVersion></ows:ServiceIdentification>`,
+    `<ows:ServiceIdentification><ows:Title>nadir aerial imagery</ows:Title><ows:Abstract>${escapeXml(ATTRIBUTION)}</ows:Abstract><ows:ServiceType>OGC WMTS</ows:ServiceType><ows:ServiceTypeVersion>1.0.0</ows:ServiceTypeVersion><ows:Fees>none</ows:Fees><ows:AccessConstraints>an API key (apikey)</ows:AccessConstraints></ows:ServiceIdentification>`,
+    serviceProvider(links),
+    operationsMetadata(links, filter),
     '<Contents>',
   ];
   let deepest = 0;
