@@ -3,7 +3,8 @@
  * Table 28) answers its failed requests: `<ExceptionReport>` with one `<Exception>` whose
  * `exceptionCode` says what kind of failure it is and `locator` which parameter. The HTTP status
  * follows the standards' tables: 400 for MissingParameterValue, InvalidParameterValue and
- * TileOutOfRange, 501 for OperationNotSupported; a failure the standards have no code for (a bad
+ * TileOutOfRange; OperationNotSupported is 400 too, where the table says 501: an operation this
+ * server does not offer is the caller's mistake, and nadir answers no bad input with a 5xx; a failure the standards have no code for (a bad
  * API key, the rate limit, the server's own trouble) is NoApplicableCode with the status the rest
  * of the API gives it (decisions.md: 401, 429, 503...). Pure.
  */
@@ -21,7 +22,7 @@ const STATUS_OF_CODE: Readonly<Record<Exclude<OwsExceptionCode, 'NoApplicableCod
   MissingParameterValue: 400,
   InvalidParameterValue: 400,
   TileOutOfRange: 400,
-  OperationNotSupported: 501,
+  OperationNotSupported: 400,
 };
 
 /** The content type of a report: OWSLib (and GDAL) look for exceptions in `application/xml` answers. */

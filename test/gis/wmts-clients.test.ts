@@ -234,7 +234,7 @@ describe('WMTS for OGC clients: GDAL, OWSLib, KVP and ExceptionReports over the 
       [keyed(kvpTile({ FORMAT: 'image/gif' })), 400, 'InvalidParameterValue', 'FORMAT'],
       [keyed(kvpTile({ STYLE: 'fancy' })), 400, 'InvalidParameterValue', 'STYLE'],
       [keyed(kvpTile({ TILEMATRIXSET: 'WorldCRS84Quad' })), 400, 'InvalidParameterValue', 'TILEMATRIXSET'],
-      [keyed(kvpTile({ REQUEST: 'GetFeatureInfo' })), 501, 'OperationNotSupported', 'REQUEST'],
+      [keyed(kvpTile({ REQUEST: 'GetFeatureInfo' })), 400, 'OperationNotSupported', 'REQUEST'],
       [keyed(`${CAPABILITIES}?SERVICE=WMS&REQUEST=GetCapabilities`), 400, 'InvalidParameterValue', 'SERVICE'],
       [`${gis.base}${kvpTile({})}&apikey=not-a-key`, 401, 'NoApplicableCode', null],
       [`${gis.base}${kvpTile({})}`, 401, 'NoApplicableCode', null],

@@ -130,7 +130,7 @@ describe('WMTS KVP and OGC tile requests', () => {
       text: 'Missing required parameter since',
     });
     assert.deepEqual(owsExceptionOf(400, { error: 'y must be...', parameter: 'y' }).locator, 'TILEROW');
-    assert.equal(owsExceptionOf(400, { error: 'x', exceptionCode: 'OperationNotSupported' }).status, 501);
+    assert.equal(owsExceptionOf(400, { error: 'x', exceptionCode: 'OperationNotSupported' }).status, 400);
     assert.deepEqual(owsExceptionOf(401, { error: 'The API key is not valid', code: 'API_KEY_INVALID' }), {
       status: 401,
       exceptionCode: 'NoApplicableCode',

@@ -14,7 +14,7 @@ const capabilitiesOrTile = {
 const OGC_ERRORS =
   'Requests that name `SERVICE` or `REQUEST` (KVP, and the ResourceURLs, which carry `SERVICE=WMTS`) are OGC requests: ' +
   'they are refused with an OWS 1.1 ExceptionReport (`application/xml`; MissingParameterValue, InvalidParameterValue, ' +
-  'TileOutOfRange: 400; OperationNotSupported: 501; NoApplicableCode with the status below otherwise), take only the ' +
+  'TileOutOfRange: 400; OperationNotSupported: 400 (where the table says 501: no bad input gets a 5xx); NoApplicableCode with the status below otherwise), take only the ' +
   'Time values the capabilities list, and a tile with no imagery is an empty tile (transparent PNG, black JPEG), not a 404. ' +
   'Other requests are answered as the tile API answers (JSON errors).';
 
