@@ -1275,6 +1275,8 @@ export const FIXED_ROUTES: ReadonlyArray<[string, string]> = [
   ['/map/leaflet/images/marker-icon.png', 'image/png'],
   ['/map/leaflet/images/marker-icon-2x.png', 'image/png'],
   ['/map/leaflet/images/marker-shadow.png', 'image/png'],
+  // The STAC queryables describe the API, as /openapi.json does: no key needed (stac-route.ts).
+  ['/stac/v1/queryables', 'application/schema+json'],
 ];
 
 const PREFIXES = [

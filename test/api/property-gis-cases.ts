@@ -133,6 +133,11 @@ interface Target {
    */
   keyFirst: boolean;
   types: string[];
+  /**
+   * STAC search and items: a parameter not declared is a 400 (OGC API Features core, docs/gis.md
+   * "Search"), where every other endpoint ignores it.
+   */
+  refusesExtras?: boolean;
 }
 
 const JSON_TYPES = ['application/json', 'application/geo+json'];
@@ -208,9 +213,12 @@ function targets(world: World): fc.Arbitrary<Target> {
       weight: 4,
       arbitrary: fc
         .constantFrom('/stac/v1/search', '/stac/v1/collections/surveys/items')
-        .map((path) => target(path, { query: STAC_BOX })),
+        .map((path) => target(path, { query: STAC_BOX, refusesExtras: true })),
     },
-    { weight: 2, arbitrary: fc.constant(target('/stac/v1/search', { query: STAC_GEOMETRY })) },
+    {
+      weight: 2,
+      arbitrary: fc.constant(target('/stac/v1/search', { query: STAC_GEOMETRY, refusesExtras: true })),
+    },
     {
       weight: 2,
       arbitrary: fc.oneof(
@@ -271,12 +279,22 @@ export function gisCase(world: World): fc.Arbitrary<ApiCase> {
         const a = pickAuth(auth, roleOf(mix, roles - 1, roles));
         // The raster subscription is not needed here: a key without it is a good key.
         const keyBad = a.kind === 'bad';
-        let expect = methodAnswer(m);
+        const declared = [...Object.keys(t.query), ...(t.dates ? ['since', 'until'] : [])];
+        const extra = t.refusesExtras === true && q.pairs.some((p) => p.name !== '' && !declared.includes(p.name));
+        // STAC's search also takes POST (its search in a JSON body): the key first, as for GET, then
+        // a search (200) or a refused query or body (400: anything but apikey in the query, a body
+        // that is not a search object, or not JSON).
+        const postSearch = m === 'POST' && t.path.split('?')[0] === '/stac/v1/search';
+        let expect = postSearch
+          ? keyBad
+            ? { statuses: [401], code: 'API_KEY_INVALID' }
+            : { statuses: [200, 400] }
+          : methodAnswer(m);
         if (!expect) {
           if (keyBad && (t.keyFirst || !q.duplicated)) expect = { statuses: [401], code: 'API_KEY_INVALID' };
           else if (q.duplicated) expect = { statuses: [400], code: 'INVALID_PARAMETER' };
           else if (t.verdict === 'invalid') expect = t.refusal;
-          else if (t.verdict === 'valid' && q.verdict === 'invalid')
+          else if (t.verdict === 'valid' && (q.verdict === 'invalid' || (extra && q.verdict === 'valid')))
             expect = { statuses: [400], code: 'INVALID_PARAMETER' };
           else if (t.verdict === 'valid' && q.verdict === 'valid') expect = { statuses: t.ok };
         }
@@ -295,6 +313,7 @@ export function gisCase(world: World): fc.Arbitrary<ApiCase> {
             t.verdict === 'valid' &&
             q.verdict === 'valid' &&
             !q.duplicated &&
+            !extra &&
             t.ok.includes(200),
           types: t.types,
           expect,

@@ -7,7 +7,7 @@ import { type Geometry, geometryIntersectsMultiPolygon, geometryProblem } from '
 import type { MultiPolygon } from '../../src/geo/polygon.js';
 import { linkTo } from '../../src/gis/gis-links.js';
 import { extentOf, extentsByLayer } from '../../src/gis/layer-extent.js';
-import { parseBbox, parseDatetime, parseStacSearch } from '../../src/gis/stac-search.js';
+import { parseBbox, parseDatetime, parseStacSearch } from '../../src/gis/stac-search-parameters.js';
 
 const square = (x0: number, y0: number, x1: number, y1: number) => [
   [

@@ -15,7 +15,9 @@
  * such as `{z}/{x}/{y}` would parse too, so the tests also check that no href holds a brace.
  * ajv-formats' `url` (used by the STAC API's asset hrefs) refuses loopback and private addresses
  * by design, and a test server is on 127.0.0.1: it is replaced by the same parse, limited to the
- * schemes it allows.
+ * schemes it allows. `uri` stays ajv-formats' strict check, except that the {z}/{x}/{y}/{s}
+ * placeholders of a web-map-links `xyz` href (a URL template by that extension's definition) are
+ * expanded first: a strict validator without that exception flags those links alone.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,6 +57,13 @@ export function stacValidators(): StacValidators {
   ajv.addFormat('iri', (text: string) => URL.canParse(text));
   ajv.addFormat('iri-reference', parses);
   ajv.addFormat('url', (text: string) => /^(https?|ftp):\/\/[^\s]+$/i.test(text) && URL.canParse(text));
+  // ajv-formats' strict `uri`, but a web-map-links `xyz` href is a tile URL template by that
+  // extension's definition: its {z}, {x}, {y} (and {s}) placeholders are expanded before the check.
+  // The tests assert that braces appear in no other href (checkHrefs).
+  const strictUri = ajv.formats.uri;
+  if (typeof strictUri !== 'function') throw new Error("ajv-formats' uri is no longer a function");
+  const isUri = (text: string): boolean => Boolean((strictUri as (text: string) => boolean)(text));
+  ajv.addFormat('uri', (text: string) => isUri(text.replace(/\{[zxys]\}/g, '0')));
   for (const path of jsonFiles(SCHEMAS)) ajv.addSchema(JSON.parse(readFileSync(path, 'utf8')));
   const get = (id: string) => {
     const validate = ajv.getSchema(id);

@@ -6,18 +6,24 @@ import { extentOf, layerExtents } from '../../gis/layer-extent.js';
 import {
   CONFORMANCE_CLASSES,
   collectionsList,
+  type ItemPage,
   itemCollection,
   landingPage,
+  QUERYABLES_PATH,
+  queryablesDocument,
   STAC_ROOT,
   surveyItem,
   surveysCollection,
 } from '../../gis/stac.js';
+import { SURVEYS_COLLECTION } from '../../gis/stac-order.js';
+import { type StacSearch, searchSurveys } from '../../gis/stac-search.js';
 import {
   parseStacSearch,
+  parseStacSearchBody,
+  REPEATED_PARAMETERS,
+  refuseUndeclared,
   type StacSearchQueryString,
-  SURVEYS_COLLECTION,
-  searchSurveys,
-} from '../../gis/stac-search.js';
+} from '../../gis/stac-search-parameters.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
 import type { ApiKeyVerifier } from '../http/auth.js';
 import { answerToFailure, sendFailure } from '../http/error-handling.js';
@@ -26,7 +32,7 @@ import { OPENAPI_PATH } from '../http/openapi.js';
 import { timedStep } from '../http/request-lifecycle.js';
 import { tileAdmission } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
-import { type StacSearchQuerySchema, stacSchemas } from './stac-schema.js';
+import { STAC_SEARCH_PARAMETERS, type StacSearchQuerySchema, stacSchemas } from './stac-schema.js';
 
 export interface StacRouteParts {
   keys: ApiKeyVerifier;
@@ -37,7 +43,8 @@ export interface StacRouteParts {
 }
 
 const GEOJSON = 'application/geo+json';
-const REPEATED = ['bbox', 'intersects', 'datetime', 'ids', 'collections'] as const;
+/** A POST search's body: a long `intersects` polygon fits (the server's limit for other requests is 1 KB). */
+const SEARCH_BODY_LIMIT = 256 * 1024;
 
 /**
  * STAC API errors are `{code, description}` and nadir's `{error, code}` (decisions.md): both at
@@ -46,6 +53,21 @@ const REPEATED = ['bbox', 'intersects', 'datetime', 'ids', 'collections'] as con
 function sendStacFailure(reply: FastifyReply, request: FastifyRequest, error: unknown): FastifyReply {
   const answer = answerToFailure(error, request.id, request.log);
   return sendFailure(reply, { ...answer, body: { ...answer.body, description: answer.body.error } });
+}
+
+/**
+ * An error answered inside the STAC API without `description` (the server-wide 405 for a method
+ * no route takes is answered before any STAC handler): added, the same sentence as `error`.
+ */
+function describeError(reply: FastifyReply, payload: unknown): unknown {
+  if (reply.statusCode < 400 || typeof payload !== 'string' || !payload.startsWith('{')) return payload;
+  try {
+    const body = JSON.parse(payload) as Record<string, unknown>;
+    if (typeof body.error !== 'string' || body.description !== undefined) return payload;
+    return JSON.stringify({ ...body, description: body.error });
+  } catch {
+    return payload;
+  }
 }
 
 function requireSurveysCollection(collectionId: string): void {
@@ -58,7 +80,8 @@ function requireSurveysCollection(collectionId: string): void {
 }
 
 /**
- * The STAC API at /stac/v1/: core, collections, features and item search (GET). One collection,
+ * The STAC API at /stac/v1/: core, collections, features and item search (GET) with the sort,
+ * fields and filter extensions, and the queryables. One collection,
  * `surveys`, with an item per survey (docs/gis.md says why one). Any valid key may read it, as for
  * tiles: it shows what tiles show, and rasters still need the coverage call's token.
  */
@@ -69,6 +92,7 @@ export async function registerStacRoutes(
   await app.register(
     async (stac) => {
       stac.setErrorHandler((error, request, reply) => sendStacFailure(reply, request, error));
+      stac.addHook('onSend', async (_request, reply, payload) => describeError(reply, payload));
       stac.setNotFoundHandler((request, reply) =>
         sendStacFailure(
           reply,
@@ -118,20 +142,26 @@ export async function registerStacRoutes(
         return surveyItem(links(request, reply), survey);
       });
 
+      /** A search made and answered as a page of items; `page` says how its links repeat it. */
+      const answer = async (
+        request: FastifyRequest,
+        reply: FastifyReply,
+        parsed: StacSearch,
+        page: Pick<ItemPage, 'path' | 'query' | 'self' | 'body'>,
+      ) => {
+        const found = await timedStep(request, 'catalogue', () => searchSurveys(catalogue, parsed));
+        reply.type(GEOJSON);
+        return itemCollection(links(request, reply), { ...found, limit: parsed.limit, fields: parsed.fields, ...page });
+      };
       const search = async (request: FastifyRequest, reply: FastifyReply, path: string, collections?: string) => {
+        // OGC API Features core: a parameter the search does not declare is refused, not ignored.
+        refuseUndeclared(request.query as Record<string, unknown>, STAC_SEARCH_PARAMETERS);
         // The schema's own type: a parameter it declares with another type than the core reads fails to compile.
         const query: StacSearchQueryString = request.query as Static<typeof StacSearchQuerySchema>;
         const parsed = parseStacSearch(collections ? { ...query, collections } : query);
-        const found = await timedStep(request, 'catalogue', () => searchSurveys(catalogue, parsed));
-        // The next page asks the same: the search's own parameters (not the key, nor extras sent along).
-        const repeated = Object.fromEntries(REPEATED.map((name) => [name, query[name]]));
-        reply.type(GEOJSON);
-        return itemCollection(links(request, reply), {
-          surveys: found.surveys,
-          matched: found.matched,
-          limit: parsed.limit,
-          next: found.next,
-          prev: found.prev,
+        // The next page asks the same: the search's own parameters (not the key).
+        const repeated = Object.fromEntries(REPEATED_PARAMETERS.map((name) => [name, query[name]]));
+        return answer(request, reply, parsed, {
           path,
           query: repeated,
           self: { offset: query.offset, token: query.token },
@@ -140,6 +170,14 @@ export async function registerStacRoutes(
       stac.get('/search', { schema: stacSchemas.search }, (request, reply) =>
         search(request, reply, `${STAC_ROOT}/search`),
       );
+      // The same search with its parameters in a JSON body (STAC API item search, POST). The key
+      // stays in the query or the Authorization header; the body may hold a long intersects.
+      stac.post('/search', { schema: stacSchemas.searchPost, bodyLimit: SEARCH_BODY_LIMIT }, async (request, reply) => {
+        refuseUndeclared(request.query as Record<string, unknown>, ['apikey']);
+        const body = request.body as Record<string, unknown>;
+        const parsed = parseStacSearchBody(body);
+        return answer(request, reply, parsed, { path: `${STAC_ROOT}/search`, query: {}, self: {}, body });
+      });
       stac.get('/collections/:collectionId/items', { schema: stacSchemas.items }, (request, reply) => {
         const { collectionId } = request.params as { collectionId: string };
         requireSurveysCollection(collectionId);
@@ -148,4 +186,10 @@ export async function registerStacRoutes(
     },
     { prefix: STAC_ROOT },
   );
+  // The queryables describe the API, as /openapi.json does: no key, no rate, the same for everyone.
+  app.get(QUERYABLES_PATH, { schema: stacSchemas.queryables }, async (request, reply) => {
+    const { base } = gisLinksFor(request, publicUrl);
+    reply.header('cache-control', 'public, max-age=3600').type('application/schema+json');
+    return queryablesDocument(base);
+  });
 }

@@ -1,7 +1,10 @@
 import { Type } from '@sinclair/typebox';
+import { MAX_FILTER_LENGTH } from '../../gis/cql2.js';
+import { SORTABLE } from '../../gis/stac-order.js';
 import { MAX_OFFSET } from '../../gis/stac-paging.js';
 import { DEFAULT_ITEM_LIMIT, MAX_ITEM_LIMIT } from '../../gis/stac-search.js';
-import { ErrorBodySchema } from '../http/schemas.js';
+import { FILTER_CRS } from '../../gis/stac-search-parameters.js';
+import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 import { ApikeyOnlySchema, apikey, json, security } from './gis-schema.js';
 
 /** Requests and answers of the STAC API endpoints: validation and OpenAPI in one. */
@@ -22,6 +25,16 @@ export const StacLinkSchema = Type.Object({
   type: Type.Optional(Type.String({ description: 'Media type of the target.' })),
   title: Type.Optional(Type.String()),
   method: Type.Optional(Type.String({ description: 'HTTP method of the request the link stands for.' })),
+  body: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), { description: "A POST link's body: a POST search's next page." }),
+  ),
+  merge: Type.Optional(
+    Type.Boolean({ description: 'Whether the body merges with the request before (always false).' }),
+  ),
+  'wmts:layer': Type.Optional(Type.String({ description: 'web-map-links: the WMTS layer of a `wmts` link.' })),
+  'wmts:dimensions': Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: 'web-map-links: the WMTS dimensions (`Time`).' }),
+  ),
 });
 
 /**
@@ -81,7 +94,44 @@ export const StacSearchQuerySchema = Type.Object({
         'Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first).',
     }),
   ),
+  sortby: Type.Optional(
+    Type.String({
+      maxLength: 500,
+      description:
+        `Sort extension: comma list of ${Object.keys(SORTABLE).join(', ')}, each - (descending) or + (ascending) first. ` +
+        'The catalogue order (-nadir:capture_date, -end_datetime, +id, or its reverse) pages any number; another ' +
+        'sort is made over every match, for searches of at most 2000 candidates.',
+      examples: ['-datetime'],
+    }),
+  ),
+  fields: Type.Optional(
+    Type.String({
+      maxLength: 5000,
+      description: 'Fields extension: comma list of dotted paths to include, - first to exclude (`id,-geometry`).',
+      examples: ['id,properties.nadir:tags,-assets'],
+    }),
+  ),
+  filter: Type.Optional(
+    Type.String({
+      maxLength: MAX_FILTER_LENGTH,
+      description:
+        'Filter extension: CQL2 (text by default, or JSON with filter-lang=cql2-json) over the queryables ' +
+        '(/stac/v1/queryables).',
+      examples: [
+        "A_CONTAINS(\"nadir:tags\", ('disaster:hurricane')) AND datetime >= TIMESTAMP('2025-01-01T00:00:00Z')",
+      ],
+    }),
+  ),
+  'filter-lang': Type.Optional(
+    StringEnum(['cql2-text', 'cql2-json'], { description: 'The encoding of filter (cql2-text by default).' }),
+  ),
+  'filter-crs': Type.Optional(
+    StringEnum([FILTER_CRS], { description: "The CRS of filter's geometries: WGS84 longitude, latitude only." }),
+  ),
 });
+
+/** The names a search takes; any other is a 400 (OGC API Features core). */
+export const STAC_SEARCH_PARAMETERS: readonly string[] = Object.keys(StacSearchQuerySchema.properties);
 
 function stacRoute(
   summary: string,
@@ -114,4 +164,21 @@ export const stacSchemas = {
   search: stacRoute('STAC item search (GET)', linked('An ItemCollection', 'application/geo+json'), {
     querystring: StacSearchQuerySchema,
   }),
+  searchPost: stacRoute('STAC item search (POST)', linked('An ItemCollection', 'application/geo+json'), {
+    querystring: ApikeyOnlySchema,
+    body: Type.Unknown({
+      description:
+        'The search as a JSON object: bbox (numbers), intersects (GeoJSON geometry), datetime, ids and collections (lists), limit, offset, token (or next), sortby, fields, filter (cql2-json, or cql2-text with filter-lang), as the GET parameters mean. Any other member is a 400. The next and prev links are POSTs of the same body with their page.',
+    }),
+  }),
+  queryables: {
+    summary: 'STAC queryables: what a filter may name (a JSON Schema; no key needed)',
+    tags: ['gis'],
+    response: {
+      200: {
+        description: 'A JSON Schema of the item properties a CQL2 filter may name.',
+        content: { 'application/schema+json': { schema: { type: 'object', additionalProperties: true } } },
+      },
+    },
+  },
 };

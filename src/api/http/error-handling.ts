@@ -12,8 +12,11 @@ import { MAX_PATH_SEGMENT } from './schemas.js';
  */
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
-/** Every route is GET (spec: "All endpoints use HTTP GET"); HEAD comes with each GET route. */
-const ROUTE_METHODS = ['GET', 'HEAD'] as const;
+/**
+ * Every route is GET (spec: "All endpoints use HTTP GET"); HEAD comes with each GET route. One
+ * extension takes POST as well: the STAC API's item search (POST /stac/v1/search, with a body).
+ */
+const ROUTE_METHODS = ['GET', 'HEAD', 'POST'] as const;
 
 export function sendFailure(reply: FastifyReply, answer: ApiFailure): FastifyReply {
   return reply.code(answer.status).headers(answer.headers).type(JSON_TYPE).send(answer.body);
@@ -40,7 +43,7 @@ function notFound(app: FastifyInstance, request: FastifyRequest, reply: FastifyR
       .headers({
         allow: [...allowed, 'OPTIONS'].join(', '),
         'access-control-allow-methods': allowed.join(', '),
-        'access-control-allow-headers': 'Authorization, X-Request-Id',
+        'access-control-allow-headers': 'Authorization, Content-Type, X-Request-Id',
         'access-control-max-age': '86400',
       })
       .send();
@@ -119,10 +122,11 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (!isPathTarget(request.raw.url ?? '')) {
       return sendFailure(reply, failure('BAD_REQUEST', 'The request target must be a path, such as /health'));
     }
-    // No route takes another method: answered (405 with Allow, 404, or a CORS preflight's 204)
-    // before fastify would wait for a body to parse it, as at once as node:http would: a body sent
-    // slowly or never does not hold the answer, and a bad body does not turn it into a 400 or 413.
-    if (!(ROUTE_METHODS as readonly string[]).includes(request.method)) {
+    // A method no route of this path takes is answered (405 with Allow, 404, or a CORS
+    // preflight's 204) before fastify would wait for a body to parse it, as at once as node:http
+    // would: a body sent slowly or never does not hold the answer, and a bad body does not turn it
+    // into a 400 or 413. Only a POST route (STAC's search) reads a body.
+    if (request.method !== 'GET' && request.method !== 'HEAD' && request.is404) {
       return notFound(app, request, reply);
     }
   });

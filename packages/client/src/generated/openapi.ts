@@ -1520,9 +1520,257 @@ export interface paths {
                     offset?: number;
                     /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
                     token?: string;
+                    /**
+                     * @description Sort extension: comma list of id, datetime, start_datetime, end_datetime, gsd, nadir:capture_date, each - (descending) or + (ascending) first. The catalogue order (-nadir:capture_date, -end_datetime, +id, or its reverse) pages any number; another sort is made over every match, for searches of at most 2000 candidates.
+                     * @example -datetime
+                     */
+                    sortby?: string;
+                    /**
+                     * @description Fields extension: comma list of dotted paths to include, - first to exclude (`id,-geometry`).
+                     * @example id,properties.nadir:tags,-assets
+                     */
+                    fields?: string;
+                    /**
+                     * @description Filter extension: CQL2 (text by default, or JSON with filter-lang=cql2-json) over the queryables (/stac/v1/queryables).
+                     * @example A_CONTAINS("nadir:tags", ('disaster:hurricane')) AND datetime >= TIMESTAMP('2025-01-01T00:00:00Z')
+                     */
+                    filter?: string;
+                    /** @description The encoding of filter (cql2-text by default). */
+                    "filter-lang"?: "cql2-text" | "cql2-json";
+                    /** @description The CRS of filter's geometries: WGS84 longitude, latitude only. */
+                    "filter-crs"?: "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
                 };
                 header?: never;
                 path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An ItemCollection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/geo+json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** STAC item search (POST) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description The search as a JSON object: bbox (numbers), intersects (GeoJSON geometry), datetime, ids and collections (lists), limit, offset, token (or next), sortby, fields, filter (cql2-json, or cql2-text with filter-lang), as the GET parameters mean. Any other member is a 400. The next and prev links are POSTs of the same body with their page. */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description An ItemCollection */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/geo+json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                            /** @description The same sentence as `error` (STAC API). */
+                            description: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/stac/v1/collections/{collectionId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Items of a collection, paged */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description minLongitude,minLatitude,maxLongitude,maxLatitude (WGS84).
+                     * @example -85.43,29.93,-85.40,29.96
+                     */
+                    bbox?: string;
+                    /** @description A GeoJSON geometry as JSON (Point, LineString, Polygon and their Multi forms); not with bbox. */
+                    intersects?: string;
+                    /**
+                     * @description RFC 3339 instant or interval `start/end` (`..` open): surveys whose photo times meet it.
+                     * @example 2025-01-01T00:00:00Z/..
+                     */
+                    datetime?: string;
+                    /** @description Comma list of survey ids. */
+                    ids?: string;
+                    /** @description Comma list of collection ids (`surveys` is the one). */
+                    collections?: string;
+                    /** @description Items per page; above 1000 gets 1000. */
+                    limit?: number;
+                    /** @description Items to skip, at most 10000 (deeper: follow the next link); not with token. */
+                    offset?: number;
+                    /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
+                    token?: string;
+                    /**
+                     * @description Sort extension: comma list of id, datetime, start_datetime, end_datetime, gsd, nadir:capture_date, each - (descending) or + (ascending) first. The catalogue order (-nadir:capture_date, -end_datetime, +id, or its reverse) pages any number; another sort is made over every match, for searches of at most 2000 candidates.
+                     * @example -datetime
+                     */
+                    sortby?: string;
+                    /**
+                     * @description Fields extension: comma list of dotted paths to include, - first to exclude (`id,-geometry`).
+                     * @example id,properties.nadir:tags,-assets
+                     */
+                    fields?: string;
+                    /**
+                     * @description Filter extension: CQL2 (text by default, or JSON with filter-lang=cql2-json) over the queryables (/stac/v1/queryables).
+                     * @example A_CONTAINS("nadir:tags", ('disaster:hurricane')) AND datetime >= TIMESTAMP('2025-01-01T00:00:00Z')
+                     */
+                    filter?: string;
+                    /** @description The encoding of filter (cql2-text by default). */
+                    "filter-lang"?: "cql2-text" | "cql2-json";
+                    /** @description The CRS of filter's geometries: WGS84 longitude, latitude only. */
+                    "filter-crs"?: "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
+                };
+                header?: never;
+                path: {
+                    collectionId: string;
+                };
                 cookie?: never;
             };
             requestBody?: never;
@@ -1608,115 +1856,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/stac/v1/collections/{collectionId}/items": {
+    "/stac/v1/queryables": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** Items of a collection, paged */
+        /** STAC queryables: what a filter may name (a JSON Schema; no key needed) */
         get: {
             parameters: {
-                query?: {
-                    /**
-                     * @description minLongitude,minLatitude,maxLongitude,maxLatitude (WGS84).
-                     * @example -85.43,29.93,-85.40,29.96
-                     */
-                    bbox?: string;
-                    /** @description A GeoJSON geometry as JSON (Point, LineString, Polygon and their Multi forms); not with bbox. */
-                    intersects?: string;
-                    /**
-                     * @description RFC 3339 instant or interval `start/end` (`..` open): surveys whose photo times meet it.
-                     * @example 2025-01-01T00:00:00Z/..
-                     */
-                    datetime?: string;
-                    /** @description Comma list of survey ids. */
-                    ids?: string;
-                    /** @description Comma list of collection ids (`surveys` is the one). */
-                    collections?: string;
-                    /** @description Items per page; above 1000 gets 1000. */
-                    limit?: number;
-                    /** @description Items to skip, at most 10000 (deeper: follow the next link); not with token. */
-                    offset?: number;
-                    /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
-                    token?: string;
-                };
+                query?: never;
                 header?: never;
-                path: {
-                    collectionId: string;
-                };
+                path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description An ItemCollection */
+                /** @description A JSON Schema of the item properties a CQL2 filter may name. */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/geo+json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, as a sentence for people. */
-                            error: string;
-                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
-                            code: string;
-                            /** @description The offending parameter, for INVALID_PARAMETER. */
-                            parameter?: string;
-                            /** @description The same sentence as `error` (STAC API). */
-                            description: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, as a sentence for people. */
-                            error: string;
-                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
-                            code: string;
-                            /** @description The offending parameter, for INVALID_PARAMETER. */
-                            parameter?: string;
-                            /** @description The same sentence as `error` (STAC API). */
-                            description: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description What went wrong, as a sentence for people. */
-                            error: string;
-                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
-                            code: string;
-                            /** @description The offending parameter, for INVALID_PARAMETER. */
-                            parameter?: string;
-                            /** @description The same sentence as `error` (STAC API). */
-                            description: string;
-                        } & {
+                        "application/schema+json": {
                             [key: string]: unknown;
                         };
                     };
@@ -1903,7 +2066,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** WMTS 1.0.0 capabilities (RESTful): Vert on GoogleMapsCompatible, tag layers, capture date as Time */
+        /**
+         * WMTS 1.0.0 capabilities (RESTful and KVP): Vert on GoogleMapsCompatible, tag layers, capture date as Time; KVP GetTile
+         * @description Without `REQUEST`: the capabilities document. KVP (parameter names in any case, 07-057r7): `SERVICE=WMTS&REQUEST=GetCapabilities`, or `SERVICE=WMTS&REQUEST=GetTile&VERSION=1.0.0&LAYER=Vert&STYLE=default&TILEMATRIXSET=GoogleMapsCompatible&TILEMATRIX={z}&TILEROW={y}&TILECOL={x}&FORMAT=image/png[&TIME=current|YYYY-MM-DD]`. Requests that name `SERVICE` or `REQUEST` (KVP, and the ResourceURLs, which carry `SERVICE=WMTS`) are OGC requests: they are refused with an OWS 1.1 ExceptionReport (`application/xml`; MissingParameterValue, InvalidParameterValue, TileOutOfRange: 400; OperationNotSupported: 400 (where the table says 501: no bad input gets a 5xx); NoApplicableCode with the status below otherwise), take only the Time values the capabilities list, and a tile with no imagery is an empty tile (transparent PNG, black JPEG), not a 404. Other requests are answered as the tile API answers (JSON errors).
+         */
         get: {
             parameters: {
                 query?: {
@@ -1922,13 +2088,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description WMTS 1.0.0 capabilities */
+                /** @description The WMTS 1.0.0 capabilities; with `REQUEST=GetTile`, the tile. */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
                         "application/xml": string;
+                        "image/png": string;
+                        "image/jpeg": string;
                     };
                 };
                 /** @description Every error: JSON, never HTML, never a stack trace. */
@@ -1967,6 +2135,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         put?: never;
@@ -1984,7 +2170,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A WMTS tile (RESTful ResourceURL): the location tile of the layer as of Time */
+        /**
+         * A WMTS tile (RESTful ResourceURL): the location tile of the layer as of Time
+         * @description Time: `current` or a capture date; with `SERVICE=WMTS` also the template's unfilled `{Time}` (the Default). Requests that name `SERVICE` or `REQUEST` (KVP, and the ResourceURLs, which carry `SERVICE=WMTS`) are OGC requests: they are refused with an OWS 1.1 ExceptionReport (`application/xml`; MissingParameterValue, InvalidParameterValue, TileOutOfRange: 400; OperationNotSupported: 400 (where the table says 501: no bad input gets a 5xx); NoApplicableCode with the status below otherwise), take only the Time values the capabilities list, and a tile with no imagery is an empty tile (transparent PNG, black JPEG), not a 404. Other requests are answered as the tile API answers (JSON errors).
+         */
         get: {
             parameters: {
                 query?: {
@@ -2129,6 +2318,18 @@ export interface components {
             title?: string;
             /** @description HTTP method of the request the link stands for. */
             method?: string;
+            /** @description A POST link's body: a POST search's next page. */
+            body?: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the body merges with the request before (always false). */
+            merge?: boolean;
+            /** @description web-map-links: the WMTS layer of a `wmts` link. */
+            "wmts:layer"?: string;
+            /** @description web-map-links: the WMTS dimensions (`Time`). */
+            "wmts:dimensions"?: {
+                [key: string]: string;
+            };
         };
     };
     responses: never;
