@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { NadirError } from '../../src/errors.js';
 import { type Cql2Item, compileCql2, cql2TextToJson, type Queryable } from '../../src/gis/cql2.js';
+import { square } from './square.js';
 
 const QUERYABLES: Record<string, Queryable> = {
   id: { kind: 'string', description: '' },
@@ -14,16 +15,6 @@ const QUERYABLES: Record<string, Queryable> = {
   'nadir:timezone': { kind: 'string', description: '' },
   geometry: { kind: 'geometry', description: '' },
 };
-
-const square = (x0: number, y0: number, x1: number, y1: number) => [
-  [
-    [x0, y0],
-    [x1, y0],
-    [x1, y1],
-    [x0, y1],
-    [x0, y0],
-  ] as [number, number][],
-];
 
 function item(id: string, first: string, last: string, tags: string[], x0: number, gsd = 0.1): Cql2Item {
   return {

@@ -8,16 +8,8 @@ import type { MultiPolygon } from '../../src/geo/polygon.js';
 import { linkTo } from '../../src/gis/gis-links.js';
 import { extentOf, extentsByLayer } from '../../src/gis/layer-extent.js';
 import { parseBbox, parseDatetime, parseStacSearch } from '../../src/gis/stac-search-parameters.js';
+import { square } from './square.js';
 
-const square = (x0: number, y0: number, x1: number, y1: number) => [
-  [
-    [x0, y0],
-    [x1, y0],
-    [x1, y1],
-    [x0, y1],
-    [x0, y0],
-  ] as [number, number][],
-];
 /** A 10 x 10 square with a 2..8 hole. */
 const FRAME: MultiPolygon = [[...square(0, 0, 10, 10), ...square(2, 2, 8, 8)]];
 

@@ -26,6 +26,7 @@ import {
   parseStacSearchBody,
   refuseUndeclared,
 } from '../../src/gis/stac-search-parameters.js';
+import { square } from './square.js';
 
 function refuses(parameter: string, run: () => unknown, pattern?: RegExp): void {
   assert.throws(
@@ -37,16 +38,6 @@ function refuses(parameter: string, run: () => unknown, pattern?: RegExp): void 
       (!pattern || pattern.test(error.message)),
   );
 }
-
-const square = (x0: number, y0: number, x1: number, y1: number) => [
-  [
-    [x0, y0],
-    [x1, y0],
-    [x1, y1],
-    [x0, y1],
-    [x0, y0],
-  ] as [number, number][],
-];
 
 function survey(id: string, date: string, hour: number, x0: number, tags: string[] = [], gsd = 0.1): Survey {
   const asset = {
