@@ -83,7 +83,14 @@ export async function main(
     out.write(`${packageVersion()}\n`);
     return 0;
   }
-  const command = Object.hasOwn(COMMANDS, name) ? await COMMANDS[name]?.() : undefined;
+  let command: Command | undefined;
+  try {
+    command = Object.hasOwn(COMMANDS, name) ? await COMMANDS[name]?.() : undefined;
+  } catch (error) {
+    // A module that cannot load (a broken build): one line, as any other failure.
+    err.write(`nadir ${name}: ${shown(error instanceof Error ? error.message : String(error))}\n`);
+    return 1;
+  }
   if (!command) {
     err.write(`nadir: unknown command ${shown(JSON.stringify(name))} (try nadir --help)\n`);
     return 2;
