@@ -12,25 +12,6 @@ import { QUERYABLES, SORTABLE, type SortKey } from './stac-order.js';
 import { MAX_OFFSET, parsePageToken } from './stac-paging.js';
 import { DEFAULT_ITEM_LIMIT, MAX_IDS, MAX_ITEM_LIMIT, type StacSearch, type TimeInterval } from './stac-search.js';
 
-type StacSearchTextParameter =
-  | 'bbox'
-  | 'intersects'
-  | 'datetime'
-  | 'ids'
-  | 'collections'
-  | 'token'
-  | 'sortby'
-  | 'fields'
-  | 'filter'
-  | 'filter-lang'
-  | 'filter-crs';
-
-/** The declared query parameters: one string each, and the two numbers. */
-export type StacSearchQueryString = { [name in StacSearchTextParameter]?: string } & {
-  limit?: number;
-  offset?: number;
-};
-
 /** What a search's paging links repeat: its own parameters, never the key nor the paging ones. */
 export const REPEATED_PARAMETERS = [
   'bbox',
@@ -44,6 +25,15 @@ export const REPEATED_PARAMETERS = [
   'filter-lang',
   'filter-crs',
 ] as const;
+
+/** The text parameters of a search, as the route's schema declares them (api/gis/stac-schema.ts). */
+type StacSearchTextParameter = (typeof REPEATED_PARAMETERS)[number] | 'token';
+
+/** The declared query parameters: one string each, and the two numbers. */
+export type StacSearchQueryString = { [name in StacSearchTextParameter]?: string } & {
+  limit?: number;
+  offset?: number;
+};
 
 /** The one CRS a filter's geometries are in (CQL2's default): WGS84 longitude, latitude. */
 export const FILTER_CRS = 'http://www.opengis.net/def/crs/OGC/1.3/CRS84';
@@ -315,23 +305,8 @@ export function parseStacSearch(query: StacSearchQueryString): StacSearch {
   );
 }
 
-/** The members of a POST search body (STAC API item search, and the extensions'). */
-export const SEARCH_BODY_MEMBERS = [
-  'bbox',
-  'intersects',
-  'datetime',
-  'ids',
-  'collections',
-  'limit',
-  'offset',
-  'token',
-  'next',
-  'sortby',
-  'fields',
-  'filter',
-  'filter-lang',
-  'filter-crs',
-] as const;
+/** The members of a POST search body (STAC API item search, and the extensions'): GET's parameters, and `next` for `token`. */
+export const SEARCH_BODY_MEMBERS = [...REPEATED_PARAMETERS, 'limit', 'offset', 'token', 'next'] as const;
 
 /**
  * A POST search body: the same search as GET's parameters, in JSON's types (`bbox` a list of

@@ -9,10 +9,10 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import { lonLatToMercator, ORIGIN_SHIFT, tileForMercator } from '../../src/geo/web-mercator.js';
 import { tempDir } from '../support/fixtures.js';
 import { type GisServer, startGisServer } from './demo-server.js';
+import { BLOCK_OF_FOUR, rgba } from './tile-pixels.js';
 
 const exec = promisify(execFile);
 /** Debian's Python, where python3-qgis is installed (a python3 earlier on PATH may be another). */
@@ -24,11 +24,6 @@ interface Rendered {
   error: string;
   renderErrors?: string[];
   saved?: boolean;
-}
-
-async function rgba(body: Buffer | string): Promise<{ data: Buffer; width: number; height: number }> {
-  const { data, info } = await sharp(body).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
 }
 
 describe('QGIS draws nadir layers as they come', () => {
@@ -85,12 +80,7 @@ describe('QGIS draws nadir layers as they come', () => {
     assert.deepEqual([read.width, read.height], [512, 512]);
     let compared = 0;
     let off = 0;
-    for (const [dx, dy] of [
-      [0, 0],
-      [1, 0],
-      [0, 1],
-      [1, 1],
-    ] as const) {
+    for (const [dx, dy] of BLOCK_OF_FOUR) {
       const response = await gis.get(`/tiles/v3/Vert/${z}/${block.x + dx}/${block.y + dy}.${format}`);
       assert.equal(response.status, 200);
       const tile = await rgba(Buffer.from(await response.arrayBuffer()));

@@ -7,19 +7,14 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import sharp from 'sharp';
 import { lonLatToMercator, ORIGIN_SHIFT, tileForMercator } from '../../src/geo/web-mercator.js';
 import { run, tempDir } from '../support/fixtures.js';
 import { type GisServer, MID, NEW, OLD, startGisServer } from './demo-server.js';
+import { BLOCK_OF_FOUR, rgba } from './tile-pixels.js';
 
 /** A JSON document, read field by field; every field read is asserted on. */
 // biome-ignore lint/suspicious/noExplicitAny: the documents under test are what is being checked
 type Json = Record<string, any>;
-
-async function rgba(body: Buffer | string): Promise<{ data: Buffer; width: number; height: number }> {
-  const { data, info } = await sharp(body).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
 
 /** The RGB of pixels with alpha > 0 and the alpha of all: what a reader of transparent pixels may differ in is left out. */
 function samePixels(a: Buffer, b: Buffer): number {
@@ -245,12 +240,7 @@ describe('TileJSON and WMTS over the demo town', () => {
     const read = await rgba(out);
     assert.deepEqual([read.width, read.height], [512, 512]);
     let opaque = 0;
-    for (const [dx, dy] of [
-      [0, 0],
-      [1, 0],
-      [0, 1],
-      [1, 1],
-    ] as const) {
+    for (const [dx, dy] of BLOCK_OF_FOUR) {
       const response = await gis.get(`/tiles/v3/Vert/${z}/${x + dx}/${y + dy}.png`);
       assert.equal(response.status, 200);
       const tile = await rgba(Buffer.from(await response.arrayBuffer()));

@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import sharp from 'sharp';
 import { lonLatToMercator, tileForMercator } from '../../src/geo/web-mercator.js';
 import { run, tempDir } from '../support/fixtures.js';
 import { type GisServer, NEW, startGisServer } from './demo-server.js';
+import { rgba } from './tile-pixels.js';
 
 /** A JSON document, read field by field; every field read is asserted on. */
 // biome-ignore lint/suspicious/noExplicitAny: the documents under test are what is being checked
@@ -23,11 +23,6 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const SCRIPT = join(import.meta.dirname, 'wmts-clients.py');
 const CAPABILITIES = '/wmts/1.0.0/WMTSCapabilities.xml';
 const OWS_REPORT = '{http://www.opengis.net/ows/1.1}ExceptionReport';
-
-async function rgba(body: Buffer | string): Promise<{ data: Buffer; width: number; height: number }> {
-  const { data, info } = await sharp(body).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
 
 describe('WMTS for OGC clients: GDAL, OWSLib, KVP and ExceptionReports over the demo town', () => {
   let gis: GisServer;
