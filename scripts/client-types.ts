@@ -138,7 +138,7 @@ export function renderClientFacts(document: OpenAPI3): string {
     ],
     [
       'TILE_TYPES',
-      `Tile layers: Vert and the four panorama directions (GET ${TILE} contentType).`,
+      `Tile layers: Vert, the four panorama directions and nadir's TrueOrtho (GET ${TILE} contentType).`,
       parameterEnum(document, TILE, 'contentType'),
     ],
     [

@@ -12,6 +12,7 @@ import { ChangeTiles } from './change/change-tiles.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config/config.js';
 import { CoverageAnswers } from './coverage/coverage-answers.js';
+import { HeightTiles } from './height-tiles/height-tiles.js';
 import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { IngestWorkspace } from './ingest/workspace.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
@@ -48,6 +49,8 @@ export interface Services {
   tileEngine: TileEngine;
   /** DsmChange map tiles: height change of two surveys on the tile grid, through `raster`. */
   changeTiles: ChangeTiles;
+  /** DetailDsm map tiles (src/height-tiles/). */
+  heightTiles: HeightTiles;
   /** Per-key tile rate limits. */
   rateLimiter: RateLimiter;
   /** Tiles served per account and month, written in batches. */
@@ -232,6 +235,7 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     raster,
     tiles,
     changeTiles: new ChangeTiles({ catalogue, raster, usage: tileUsage, clock }),
+    heightTiles: new HeightTiles({ catalogue, raster, usage: tileUsage, clock }),
     coverage: new CoverageAnswers(catalogue, { maxMb: config.coverageCacheMb }),
     tileEngine,
     rateLimiter,

@@ -5,6 +5,7 @@ import type { ChangeTiles } from '../change/change-tiles.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { CoverageAnswers } from '../coverage/coverage-answers.js';
+import type { HeightTiles } from '../height-tiles/height-tiles.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import type { RasterEngine } from '../raster/index.js';
 import type { SurveyStorage } from '../storage/storage.js';
@@ -29,6 +30,7 @@ import type { ServerState } from './http/server-state.js';
 import { registerImageryRoute } from './imagery/imagery-route.js';
 import { readDemoApiKey, registerMapPage } from './map-page/map-page-route.js';
 import { registerSystemRoutes } from './system/system-routes.js';
+import { registerHeightTileRoutes } from './tiles/height-tile-route.js';
 import { TileLane } from './tiles/tile-lane.js';
 import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
@@ -46,6 +48,7 @@ export interface ServerParts {
   raster: RasterEngine;
   tiles: TileResponder;
   changeTiles: ChangeTiles;
+  heightTiles: HeightTiles;
   rateLimiter: Pick<RateLimiter, 'ping'>;
   /** For /ready: whether the survey files answer. */
   storage: Pick<SurveyStorage, 'ping'>;
@@ -57,8 +60,20 @@ export interface ServerParts {
  * shape the answer.
  */
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
-  const { config, clock, accounts, catalogue, tokens, coverage, raster, tiles, changeTiles, rateLimiter, storage } =
-    parts;
+  const {
+    config,
+    clock,
+    accounts,
+    catalogue,
+    tokens,
+    coverage,
+    raster,
+    tiles,
+    changeTiles,
+    heightTiles,
+    rateLimiter,
+    storage,
+  } = parts;
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const coverageLane = new CoverageLane({ keys: accounts, answers: coverage, tokens, clock, state });
@@ -122,6 +137,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   registerChangeRoute(app, { tokens, accounts, catalogue, raster, clock });
   registerTileRoutes(app, { keys: accounts, tiles, clock });
   registerChangeTileRoute(app, { keys: accounts, tiles, changeTiles, clock });
+  registerHeightTileRoutes(app, { keys: accounts, tiles, heightTiles, clock });
   const { publicUrl } = config;
   await registerStacRoutes(app, { keys: accounts, tiles, catalogue, publicUrl });
   registerTileJsonRoute(app, { keys: accounts, tiles, catalogue, clock, publicUrl });

@@ -4,8 +4,14 @@ import type { Bounds } from '../geo/web-mercator.js';
 
 /** Raster products of the coverage/imagery API (spec: "Resources"). */
 export const RASTER_TYPES = ['DetailDsm', 'TrueOrtho', 'Vert'] as const;
-/** Tile layers: vertical plus the four oblique panorama directions. */
-export const TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West'] as const;
+/** The spec's tile layers: vertical plus the four oblique panorama directions. */
+export const SPEC_TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West'] as const;
+/**
+ * Tile layers nadir adds beyond the spec (marked so in the OpenAPI document): TrueOrtho, the
+ * usual product of a drone survey, drawn from its RGB COG exactly as Vert is.
+ */
+export const EXTENSION_TILE_TYPES = ['TrueOrtho'] as const;
+export const TILE_TYPES = [...SPEC_TILE_TYPES, ...EXTENSION_TILE_TYPES] as const;
 export const CONTENT_TYPES = ['Vert', 'TrueOrtho', 'DetailDsm', 'North', 'South', 'East', 'West'] as const;
 
 export type RasterType = (typeof RASTER_TYPES)[number];

@@ -72,6 +72,23 @@ function assertSize(size: number): void {
   }
 }
 
+/** The same grid grown by `pixels` on every side (a tile's neighbours' edge, for slopes). */
+export function grownGrid(grid: AoiGrid, pixels: number): AoiGrid {
+  const { bounds: b, pixelWidth, pixelHeight } = grid;
+  const bounds = {
+    minX: b.minX - pixels * pixelWidth,
+    minY: b.minY - pixels * pixelHeight,
+    maxX: b.maxX + pixels * pixelWidth,
+    maxY: b.maxY + pixels * pixelHeight,
+  };
+  return {
+    ...grid,
+    bounds,
+    size: grid.size + 2 * pixels,
+    geoTransform: [bounds.minX, pixelWidth, 0, bounds.maxY, 0, -pixelHeight],
+  };
+}
+
 /**
  * Parses the `size` query parameter, `{width}x{height}`, which decisions.md requires to be
  * square and 1..5000. Returns the side. Plain decimal digits only: no sign, no leading zero, no

@@ -13,6 +13,7 @@ import {
   changeRaster,
   figuresOf,
   type HeightChange,
+  heightsOnGrid,
   readChange,
   writeChangeGeoTiff,
   writeChangePicture,
@@ -20,6 +21,7 @@ import {
 import { renderDsmPicture } from './dsm-picture.js';
 import { CONTENT_TYPE, type ImageFormat, isWorldFileFormat, type RasterFormat, type RenderedFile } from './formats.js';
 import { forgetRemoteFiles } from './gdal-curl-cache.js';
+import { validRange } from './height-range.js';
 import { DEFAULT_ENCODING, type PictureEncoding, renderImagery } from './imagery.js';
 import { type MallocControl, TrimWhenIdle } from './memory.js';
 import { Scratch } from './scratch.js';
@@ -280,6 +282,53 @@ export class RasterEngine {
       uris,
       this.#changeRaster(after, before, grid).then((change) => readChange(change, grid.size)),
     );
+  }
+
+  /**
+   * One DSM's heights on any grid (a map tile's, grown by a pixel for shading: height-tiles),
+   * warped exactly as a DetailDsm download is, with the admission of a heights GeoTIFF that size.
+   */
+  async heightsOn(dsm: OpenableAsset, grid: AoiGrid, signal?: AbortSignal): Promise<Float32Array> {
+    const uris = [dsm.uri];
+    await this.storageWatch?.admit(uris);
+    const permit = await this.admission.acquire(this.cost('elevation', 'tif', grid.size), signal);
+    return this.#run(permit, uris, this.#heightsOn(dsm, grid));
+  }
+
+  async #heightsOn(dsm: OpenableAsset, grid: AoiGrid): Promise<Float32Array> {
+    const source = await this.#open(dsm, grid);
+    try {
+      return await heightsOnGrid(source, grid, this.tuning);
+    } finally {
+      source.close();
+    }
+  }
+
+  /**
+   * The heights a DSM spans, from the smallest overview of its (low) COG: a few thousand pixels
+   * read, so a map layer can spread one colour ramp over the whole survey instead of over each
+   * tile (which would seam). Undefined when it holds no height.
+   */
+  async heightRangeOf(dsm: Pick<OpenableAsset, 'uri'>): Promise<HeightRange | undefined> {
+    const uris = [dsm.uri];
+    await this.storageWatch?.admit(uris);
+    const permit = await this.admission.acquire(RENDER_OVERHEAD_BYTES);
+    return this.#run(permit, uris, this.#heightRangeOf(dsm.uri));
+  }
+
+  async #heightRangeOf(uri: string): Promise<HeightRange | undefined> {
+    const dataset = await gdal.openAsync(this.#storage.gdalPath(uri));
+    try {
+      const band = await dataset.bands.getAsync(1);
+      const overviews = band.overviews.count();
+      const smallest = overviews > 0 ? band.overviews.get(overviews - 1) : band;
+      // Read, not GDAL's statistics: those would be saved beside the stored file (.aux.xml).
+      const { x, y } = smallest.size;
+      const heights = await smallest.pixels.readAsync(0, 0, x, y, new Float32Array(x * y));
+      return validRange(heights);
+    } finally {
+      dataset.close();
+    }
   }
 
   async #changeRaster(

@@ -27,6 +27,7 @@ export type QuarterTurns = 0 | 1 | 2 | 3;
  */
 export const QUARTER_TURNS: Readonly<Record<TileType, QuarterTurns>> = {
   Vert: 0,
+  TrueOrtho: 0,
   North: 0,
   South: 2,
   East: 3,

@@ -30,6 +30,7 @@ describe('panorama rotation', () => {
         ['South', 180],
         ['East', 270],
         ['West', 90],
+        ['TrueOrtho', 0],
       ],
     );
     // East up: the middle of a tile's east edge ends at the middle of the top edge; West likewise.
@@ -94,6 +95,7 @@ describe('panorama rotation', () => {
     const world = 256 * 2 ** z;
     const up: Record<TileType, [number, number]> = {
       Vert: [0, -1],
+      TrueOrtho: [0, -1],
       North: [0, -1],
       East: [1, 0],
       South: [0, 1],

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { TILE_TYPES } from '../../catalogue/survey.js';
+import { EXTENSION_TILE_TYPES, TILE_TYPES } from '../../catalogue/survey.js';
 import { QUARTER_TURNS } from '../../tiles/panorama.js';
 import { TILE_FORMATS } from '../../tiles/tile-renderer.js';
 import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
@@ -8,7 +8,9 @@ import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 const tileParams = {
   contentType: StringEnum(TILE_TYPES, {
-    description: 'Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up.',
+    description:
+      'Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up. ' +
+      "`TrueOrtho` is a nadir extension beyond the spec (the operation's x-nadir-extensions): the survey's true orthophoto.",
   }),
   z: Type.String({ description: 'Zoom, 0 to 24.', examples: ['19'] }),
   x: Type.String({ description: 'Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).' }),
@@ -79,11 +81,12 @@ const responses = {
 
 /**
  * Facts of the tile routes for programs, as OpenAPI extensions of the operations (ajv refuses
- * unknown keywords in the parameters' own schemas): the formats `{file}` ends in, and the quarter
+ * unknown keywords in the parameters' own schemas): the values beyond the spec's, the formats `{file}` ends in, and the quarter
  * turns clockwise each `contentType`'s tiles are rotated by (tiles/panorama.ts). The client's
  * generated facts are read from here (scripts/client-types.ts).
  */
 const tileFacts = {
+  'x-nadir-extensions': { contentType: [...EXTENSION_TILE_TYPES] },
   'x-nadir-tile-formats': [...TILE_FORMATS],
   'x-nadir-quarter-turns': { ...QUARTER_TURNS },
 };

@@ -583,8 +583,8 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    /** @description Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up. */
-                    contentType: "Vert" | "North" | "South" | "East" | "West";
+                    /** @description Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up. `TrueOrtho` is a nadir extension beyond the spec (the operation's x-nadir-extensions): the survey's true orthophoto. */
+                    contentType: "Vert" | "North" | "South" | "East" | "West" | "TrueOrtho";
                     /**
                      * @description Zoom, 0 to 24.
                      * @example 19
@@ -727,8 +727,8 @@ export interface paths {
                 path: {
                     /** @description A survey id from the coverage response. */
                     surveyId: string;
-                    /** @description Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up. */
-                    contentType: "Vert" | "North" | "South" | "East" | "West";
+                    /** @description Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up. `TrueOrtho` is a nadir extension beyond the spec (the operation's x-nadir-extensions): the survey's true orthophoto. */
+                    contentType: "Vert" | "North" | "South" | "East" | "West" | "TrueOrtho";
                     /**
                      * @description Zoom, 0 to 24.
                      * @example 19
@@ -893,6 +893,304 @@ export interface paths {
             requestBody?: never;
             responses: {
                 /** @description The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (after,baseline), X-RateLimit-*. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag). */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tiles/v3/DetailDsm/{style}/{z}/{x}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A map tile of the surface heights (DetailDsm) at a place: nadir extension
+         * @description The newest DetailDsm the filters select over the tile, older surveys filling where it has no height. Not in the spec.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only imagery captured on or after this date: `YYYY-MM-DD` or an age such as `12M`, `2Y`, `30D`. */
+                    since?: string;
+                    /** @description Only imagery captured on or before this date: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag: `type` (every name of it) or `type:name`; comma list allowed. */
+                    include?: string;
+                    /** @description Leave out surveys with this tag (`type` or `type:name`); combines with include. */
+                    exclude?: string;
+                    /** @description relief only: the height (metres) the ramp's first colour stands for; min and max go together. Default: the newest survey's own range. */
+                    min?: number;
+                    /** @description relief only: the height (metres) the ramp's last colour stands for; min and max go together. Default: the newest survey's own range. */
+                    max?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description `relief`: a colour ramp over the heights (transparent where none); `hillshade`: grey shade, light from the north-west; `terrain-rgb`: Mapbox Terrain-RGB (height = -10000 + (R x 65536 + G x 256 + B) x 0.1 m) for MapLibre `raster-dem` sources. */
+                    style: "relief" | "hillshade" | "terrain-rgb";
+                    /**
+                     * @description Zoom, 0 to 24.
+                     * @example 19
+                     */
+                    z: string;
+                    /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
+                    x: string;
+                    /**
+                     * @description {y}.png: y the tile row (0 at the top).
+                     * @example 212130.png
+                     */
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (the surveys drawn), X-RateLimit-*. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                    };
+                };
+                /** @description Not modified (If-None-Match matched the ETag). */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tiles/v3/surveys/{surveyId}/DetailDsm/{style}/{z}/{x}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A map tile of one survey's surface heights (DetailDsm): nadir extension
+         * @description Not in the spec.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only imagery captured on or after this date: `YYYY-MM-DD` or an age such as `12M`, `2Y`, `30D`. */
+                    since?: string;
+                    /** @description Only imagery captured on or before this date: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag: `type` (every name of it) or `type:name`; comma list allowed. */
+                    include?: string;
+                    /** @description Leave out surveys with this tag (`type` or `type:name`); combines with include. */
+                    exclude?: string;
+                    /** @description relief only: the height (metres) the ramp's first colour stands for; min and max go together. Default: the newest survey's own range. */
+                    min?: number;
+                    /** @description relief only: the height (metres) the ramp's last colour stands for; min and max go together. Default: the newest survey's own range. */
+                    max?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description A survey id from the coverage response. */
+                    surveyId: string;
+                    /** @description `relief`: a colour ramp over the heights (transparent where none); `hillshade`: grey shade, light from the north-west; `terrain-rgb`: Mapbox Terrain-RGB (height = -10000 + (R x 65536 + G x 256 + B) x 0.1 m) for MapLibre `raster-dem` sources. */
+                    style: "relief" | "hillshade" | "terrain-rgb";
+                    /**
+                     * @description Zoom, 0 to 24.
+                     * @example 19
+                     */
+                    z: string;
+                    /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
+                    x: string;
+                    /**
+                     * @description {y}.png: y the tile row (0 at the top).
+                     * @example 212130.png
+                     */
+                    file: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (the surveys drawn), X-RateLimit-*. */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1917,7 +2215,7 @@ export interface paths {
                 header?: never;
                 path: {
                     /** @description The tile layer. */
-                    contentType: "Vert" | "North" | "South" | "East" | "West";
+                    contentType: "Vert" | "North" | "South" | "East" | "West" | "TrueOrtho";
                 };
                 cookie?: never;
             };
@@ -1996,7 +2294,7 @@ export interface paths {
                     /** @description A survey id. */
                     surveyId: string;
                     /** @description The tile layer. */
-                    contentType: "Vert" | "North" | "South" | "East" | "West";
+                    contentType: "Vert" | "North" | "South" | "East" | "West" | "TrueOrtho";
                 };
                 cookie?: never;
             };

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../clock.js';
+import { utcDate } from '../../geo/dates.js';
+import {
+  type HeightTilePath,
+  type HeightTileQueryString,
+  parseHeightTileQuery,
+} from '../../height-tiles/height-tile-query.js';
+import type { HeightTiles } from '../../height-tiles/height-tiles.js';
+import type { TileResponder } from '../../tiles/tile-responder.js';
+import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
+import { heightTileRouteSchema, surveyHeightTileRouteSchema } from './height-tile-schema.js';
+import { setHeaders, tileAdmission } from './tile-route.js';
+
+/**
+ * Static `DetailDsm` segments: fastify's router prefers them to the `:contentType` routes, and the
+ * tile lane (which takes routes with a contentType) leaves them alone.
+ */
+export const HEIGHT_TILE_PATH = '/tiles/v3/DetailDsm/:style/:z/:x/:file';
+export const SURVEY_HEIGHT_TILE_PATH = '/tiles/v3/surveys/:surveyId/DetailDsm/:style/:z/:x/:file';
+
+export interface HeightTileRouteParts {
+  keys: ApiKeyVerifier;
+  /** Admission (key, rate limit) is every tile's. */
+  tiles: Pick<TileResponder, 'admit'>;
+  heightTiles: Pick<HeightTiles, 'answer'>;
+  clock: Clock;
+}
+
+/** GET the DetailDsm tiles: thin adapters over the height tile core (src/height-tiles/). */
+export function registerHeightTileRoutes(app: FastifyInstance, parts: HeightTileRouteParts): void {
+  const { keys, tiles, heightTiles, clock } = parts;
+  for (const [path, schema] of [
+    [HEIGHT_TILE_PATH, heightTileRouteSchema],
+    [SURVEY_HEIGHT_TILE_PATH, surveyHeightTileRouteSchema],
+  ] as const) {
+    app.get(path, { schema, onRequest: tileAdmission(keys, tiles) }, async (request, reply) => {
+      const query = request.query as HeightTileQueryString;
+      const parsed = parseHeightTileQuery(request.params as HeightTilePath, query, () => utcDate(clock()));
+      const answer = await heightTiles.answer(callerOf(request), parsed, {
+        ifNoneMatch: request.headers['if-none-match'],
+        keyInUrl: keyIsInUrl(query.apikey),
+      });
+      setHeaders(reply, answer.headers);
+      return reply.code(answer.status).send(answer.body);
+    });
+  }
+}
