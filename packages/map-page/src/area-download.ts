@@ -58,7 +58,7 @@ export function setUpAreaDownload({
 
   button.addEventListener('click', () => {
     if (!canDraw()) {
-      showError('Areas are drawn on the Vert layer: switch to Vert first.');
+      showError('Areas are drawn on a straight-down layer: switch to Vert or TrueOrtho first.');
       return;
     }
     setDrawing(!drawing);

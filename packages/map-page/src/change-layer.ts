@@ -3,6 +3,7 @@
 // Its coverage call and tile URLs are @nadir/client's, like the rest of the page.
 import type { NadirClient, Survey, TileType } from '@nadir/client';
 import { type CoverageMask, describeError, type Filters, type WorldBox } from './coverage-view.js';
+import { isStraightDown } from './grids.js';
 import type { InternalTileLayer } from './leaflet-internals.js';
 import { type TileTracker, trackTiles } from './tile-layers.js';
 
@@ -151,7 +152,7 @@ export function setUpChangeLayer({
   async function show(): Promise<void> {
     clear();
     const client = getClient();
-    if (!toggle.checked || !client || getType() !== 'Vert') return;
+    if (!toggle.checked || !client || !isStraightDown(getType())) return;
     mapElement.dataset.change = 'choosing';
     let pair: Awaited<ReturnType<typeof choosePair>>;
     try {
@@ -191,8 +192,8 @@ export function setUpChangeLayer({
   return {
     hide: clear,
     async update({ keyChanged = false } = {}) {
-      if (getType() !== 'Vert' && toggle.checked) toggle.checked = false;
-      if (!toggle.checked || keyChanged || getType() !== 'Vert') {
+      if (!isStraightDown(getType()) && toggle.checked) toggle.checked = false;
+      if (!toggle.checked || keyChanged || !isStraightDown(getType())) {
         if (overlay || keyChanged) await show();
         return;
       }

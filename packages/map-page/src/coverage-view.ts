@@ -53,10 +53,11 @@ export async function surveysAt(
   client: NadirClient,
   { lat, lon }: { lat: number; lon: number },
   filters: Filters,
+  type: GroundType = 'Vert',
 ): Promise<Survey[]> {
   const options: CoverageOptions = {
     aoi: { point: { lon, lat }, radius: CENTRE_RADIUS },
-    resources: ['Vert'],
+    resources: [type],
     fields: ['id', 'captureDate', 'tags', 'maxZoom'],
     limit: 100,
   };
@@ -85,17 +86,25 @@ export function nativeZooms(surveys: Survey[], previous: Zooms): Zooms {
   return { ...previous, ...zooms };
 }
 
-/** Where a filter set has imagery, from the alpha of coarse PNG tiles of the Vert layer. */
+/**
+ * The straight-down layer a view stands on: Vert for Vert and the panoramas (a panorama's tile
+ * covers the same ground as Vert's), TrueOrtho for TrueOrtho (a drone survey may have no Vert).
+ */
+export type GroundType = 'Vert' | 'TrueOrtho';
+
+/** Where a filter set has imagery, from the alpha of coarse PNG tiles of its ground layer. */
 export class CoverageMask {
   /** Alpha per mask tile ("x/y"); null: none there; a promise while it is on its way. */
   #tiles = new Map<string, Uint8Array | null | Promise<unknown>>();
   readonly client: NadirClient;
   readonly filters: Filters;
   readonly zoom: number;
+  readonly type: GroundType;
 
-  constructor(client: NadirClient, filters: Filters, nativeZoom: number) {
+  constructor(client: NadirClient, filters: Filters, nativeZoom: number, type: GroundType = 'Vert') {
     this.client = client;
     this.filters = filters;
+    this.type = type;
     this.zoom = Math.max(0, nativeZoom - MASK_LEVELS);
   }
 
@@ -123,7 +132,12 @@ export class CoverageMask {
   async #fetch(x: number, y: number): Promise<Uint8Array | null> {
     let answer: Awaited<ReturnType<NadirClient['tile']>>;
     try {
-      answer = await this.client.tile({ type: 'Vert', tile: { z: this.zoom, x, y }, format: 'png', ...this.filters });
+      answer = await this.client.tile({
+        type: this.type,
+        tile: { z: this.zoom, x, y },
+        format: 'png',
+        ...this.filters,
+      });
     } catch (error) {
       this.#tiles.delete(`${x}/${y}`);
       throw error;

@@ -6,9 +6,10 @@ import { PANORAMA_DISPLAY_SIZE, serverTileFor, TILE_SIZE, type TileType } from '
 /** A point of the zoom-0 world, in pixels (the world is 256 wide). */
 export type WorldPoint = [number, number];
 
-export const TYPES: readonly TileType[] = ['Vert', 'North', 'South', 'East', 'West'];
+export const TYPES: readonly TileType[] = ['Vert', 'TrueOrtho', 'North', 'South', 'East', 'West'];
 export const LABELS: Readonly<Record<TileType, string>> = {
   Vert: 'Vert: straight down, north up',
+  TrueOrtho: 'TrueOrtho: true orthophoto, north up',
   North: 'North: looking north',
   South: 'South: looking south',
   East: 'East: looking east',
@@ -31,6 +32,7 @@ interface Rotation {
  */
 const ROTATIONS: Readonly<Record<TileType, Rotation>> = {
   Vert: { toServer: (a, b) => [a, b], toClient: (u, v) => [u, v] },
+  TrueOrtho: { toServer: (a, b) => [a, b], toClient: (u, v) => [u, v] },
   North: { toServer: (a, b) => [a, b], toClient: (u, v) => [u, v] },
   East: { toServer: (a, b) => [W - b, a], toClient: (u, v) => [v, W - u] },
   West: { toServer: (a, b) => [b, W - a], toClient: (u, v) => [W - v, u] },
@@ -45,7 +47,10 @@ export const PANORAMA_CRS: L.CRS = L.extend({}, L.CRS.Simple, {
 });
 export const PANORAMA_WORLD = L.latLngBounds([0, 0], [W, W]);
 
-export const crsOf = (type: TileType): L.CRS => (type === 'Vert' ? MERCATOR : PANORAMA_CRS);
+/** Vert and TrueOrtho look straight down: Web Mercator, north up. The rest are panoramas. */
+export const isStraightDown = (type: TileType): boolean => type === 'Vert' || type === 'TrueOrtho';
+
+export const crsOf = (type: TileType): L.CRS => (isStraightDown(type) ? MERCATOR : PANORAMA_CRS);
 
 const isTileType = (name: string | undefined): name is TileType => (TYPES as readonly string[]).includes(name ?? '');
 
@@ -59,14 +64,14 @@ export function serverTile(type: TileType, z: number, x: number, y: number): [nu
 export function toServerWorld(type: TileType, latLng: L.LatLngExpression): WorldPoint {
   const point = crsOf(type).latLngToPoint(latLng, 0);
   // The panorama CRS squashed y: unsquash before rotating back.
-  const [a, b] = type === 'Vert' ? [point.x, point.y] : [point.x, point.y / SQUASH];
+  const [a, b] = isStraightDown(type) ? [point.x, point.y] : [point.x, point.y / SQUASH];
   return ROTATIONS[type].toServer(a, b);
 }
 
 /** A zoom-0 server-world point as a latlng of the layer's map. */
 export function fromServerWorld(type: TileType, [u, v]: WorldPoint): L.LatLng {
   const [a, b] = ROTATIONS[type].toClient(u, v);
-  return type === 'Vert' ? MERCATOR.pointToLatLng(L.point(a, b), 0) : L.latLng(b, a);
+  return isStraightDown(type) ? MERCATOR.pointToLatLng(L.point(a, b), 0) : L.latLng(b, a);
 }
 
 /** Real coordinates of a server-world point. */

@@ -9,6 +9,7 @@ import {
   describeError,
   type Filters,
   filterKey,
+  type GroundType,
   nativeZooms,
   surveysAt,
   type WorldBox,
@@ -17,6 +18,7 @@ import {
 import {
   crsOf,
   fromServerWorld,
+  isStraightDown,
   LABELS,
   lonLatOf,
   readHash,
@@ -153,10 +155,16 @@ function dropLayer(which: Which): void {
   shown[which] = null;
 }
 
+/** The layer the view's mask and centre surveys come from (coverage-view.ts GroundType). */
+function ground(): GroundType {
+  return state.type === 'TrueOrtho' ? 'TrueOrtho' : 'Vert';
+}
+
 function maskFor(filters: Filters): CoverageMask {
-  const key = `${filterKey(filters)}@${zooms.Vert}`;
+  const type = ground();
+  const key = `${type}|${filterKey(filters)}@${zooms[type]}`;
   // Masks are asked for once update() has made the client.
-  if (!masks.has(key)) masks.set(key, new CoverageMask(client!, filters, zooms.Vert ?? 20));
+  if (!masks.has(key)) masks.set(key, new CoverageMask(client!, filters, zooms[type] ?? 20, type));
   return masks.get(key)!;
 }
 
@@ -183,7 +191,7 @@ function viewBox(): WorldBox {
 async function place(which: Which, date: string, mask: CoverageMask): Promise<void> {
   const filters = filtersFor(date);
   const nativeZoom = zooms[state.type] ?? MAX_ZOOM;
-  const id = `${state.type}|${filterKey(filters)}|${nativeZoom}|${zooms.Vert}`;
+  const id = `${state.type}|${filterKey(filters)}|${nativeZoom}|${zooms[ground()]}`;
   await mask.load(...viewBox());
   const current = shown[which];
   if (current?.id === id) {
@@ -262,8 +270,17 @@ async function update(): Promise<void> {
   try {
     const { lat, lon } = lonLatOf(centre());
     const filters = filtersFor(state.date);
-    const surveys = await surveysAt(client, { lat, lon }, baseFilters());
+    let surveys = await surveysAt(client, { lat, lon }, baseFilters(), ground());
     if (mine !== generation) return;
+    // A drone survey has TrueOrtho and DetailDsm but no Vert: show its TrueOrtho rather than nothing.
+    if (state.type === 'Vert' && surveys.length === 0) {
+      const ortho = await surveysAt(client, { lat, lon }, baseFilters(), 'TrueOrtho');
+      if (mine !== generation) return;
+      if (ortho.length > 0) {
+        showType('TrueOrtho', centre(), map.getZoom());
+        surveys = ortho;
+      }
+    }
     zooms = nativeZooms(surveys, zooms);
     // `captureDate` and `tags` are among the fields surveysAt asks for.
     const dates = surveys.map((s): [string, string] => [
@@ -337,7 +354,7 @@ setUpAreaDownload({
   list: $('downloads-list'),
   getClient: () => client,
   getFilters: baseFilters,
-  canDraw: () => state.type === 'Vert' && client !== null,
+  canDraw: () => isStraightDown(state.type) && client !== null,
   showError,
 });
 

@@ -2,7 +2,7 @@
 // beyond its native zoom, and asking only for tiles the coverage mask says hold imagery.
 import type { NadirClient, TileType } from '@nadir/client';
 import type { CoverageMask, Filters } from './coverage-view.js';
-import { PANORAMA_WORLD, SQUASH, serverTile } from './grids.js';
+import { isStraightDown, PANORAMA_WORLD, SQUASH, serverTile } from './grids.js';
 import type { InternalTileLayer } from './leaflet-internals.js';
 
 export const MAX_ZOOM = 22;
@@ -51,7 +51,7 @@ export interface LayerSpec {
  * type; Leaflet scales those tiles up to MAX_ZOOM instead of asking for deeper ones (404s).
  */
 export function makeLayer({ client, type, filters, nativeZoom, mask, pane }: LayerSpec): L.TileLayer {
-  const panorama = type !== 'Vert';
+  const panorama = !isStraightDown(type);
   return new NadirLayer('', {
     client,
     type,
