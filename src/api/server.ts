@@ -141,7 +141,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   const { publicUrl } = config;
   await registerStacRoutes(app, { keys: accounts, tiles, catalogue, publicUrl });
   registerTileJsonRoute(app, { keys: accounts, tiles, catalogue, clock, publicUrl });
-  registerWmtsRoutes(app, { keys: accounts, catalogue, tiles, clock, publicUrl });
+  registerWmtsRoutes(app, { keys: accounts, catalogue, tiles, heightTiles, clock, publicUrl });
   await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
   await registerOpenApiRoutes(app);
   return app;

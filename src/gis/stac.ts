@@ -10,10 +10,11 @@ import { multiPolygonBounds } from '../geo/polygon.js';
 import type { QueryableKind } from './cql2.js';
 import { type GisLinks, linkTo } from './gis-links.js';
 import type { SurveysExtent } from './layer-extent.js';
+import { HEIGHT_LAYERS, layerContentType, layerDescription, layerName, type MapLayer } from './map-layers.js';
 import { applyFields, type FieldsChoice } from './stac-fields.js';
 import { finestGsd, QUERYABLES, SURVEYS_COLLECTION } from './stac-order.js';
 import { pageToken } from './stac-paging.js';
-import { xyzTemplate } from './tilejson.js';
+import { tileJsonUrl, xyzTemplate } from './tilejson.js';
 
 export const STAC_VERSION = '1.0.0';
 export const STAC_ROOT = '/stac/v1';
@@ -140,19 +141,20 @@ export function queryablesDocument(base: string): Json {
  * itself: the extension defines it so, braces and all (the one kind of href that holds them).
  */
 function layerLinks(links: GisLinks): StacLink[] {
+  const layers: MapLayer[] = [...TILE_TYPES.map((type) => ({ type })), ...HEIGHT_LAYERS];
   return [
     // No type: `.img` tiles are JPEG where full and PNG at the edges of the surveys.
-    { rel: 'xyz', title: 'Vert tiles (XYZ)', href: xyzTemplate(links, 'Vert', {}) },
-    ...TILE_TYPES.map((type) => ({
+    { rel: 'xyz', title: 'Vert tiles (XYZ)', href: xyzTemplate(links, { type: 'Vert' }, {}) },
+    ...layers.map((layer) => ({
       rel: 'tilejson',
       type: JSON_TYPE,
-      title: `${type} tiles (TileJSON)`,
-      href: linkTo(links, `/tiles/v3/${type}/tilejson.json`),
+      title: `${layerName(layer)} tiles (TileJSON)`,
+      href: tileJsonUrl(links, layer),
     })),
     {
       rel: 'wmts',
       type: 'application/xml',
-      title: 'Vert (WMTS)',
+      title: 'Vert, TrueOrtho and DetailDsm (WMTS)',
       href: linkTo(links, '/wmts/1.0.0/WMTSCapabilities.xml'),
     },
   ];
@@ -213,18 +215,22 @@ function projection(asset: Asset): Json {
 
 function surveyAssets(links: GisLinks, survey: Survey): Json {
   const assets: Json = {};
-  for (const type of TILE_TYPES) {
-    const asset = survey.assets[type];
+  const layers: MapLayer[] = [...TILE_TYPES.map((type) => ({ type })), ...HEIGHT_LAYERS];
+  for (const layer of layers) {
+    const asset = survey.assets[layerContentType(layer)];
     if (!asset) continue;
-    assets[`${type}_tiles`] = {
-      title: `${type} tiles of this survey`,
+    assets[`${layerName(layer).replace(' ', '_')}_tiles`] = {
+      title: `${layerName(layer)} tiles of this survey`,
       description:
-        'Web Mercator 256 px tiles. href is their TileJSON; nadir:xyz the XYZ template (replace {z}, {x}, {y}): ' +
-        '`.img` is JPEG where the tile is full and PNG (transparent outside the survey) where it is not.',
-      href: linkTo(links, `/tiles/v3/surveys/${survey.id}/${type}/tilejson.json`),
+        `${layerDescription(layer, survey.id)} Web Mercator 256 px tiles. href is their TileJSON; nadir:xyz the XYZ ` +
+        'template (replace {z}, {x}, {y})' +
+        (layer.style === undefined
+          ? ': `.img` is JPEG where the tile is full and PNG (transparent outside the survey) where it is not.'
+          : '.'),
+      href: tileJsonUrl(links, layer, survey.id),
       type: JSON_TYPE,
       roles: ['tiles'],
-      'nadir:xyz': xyzTemplate(links, type, {}, survey.id),
+      'nadir:xyz': xyzTemplate(links, layer, {}, survey.id),
       gsd: roundGsd(asset.gsd),
       'nadir:min_zoom': asset.minZoom,
       'nadir:max_zoom': asset.maxZoom,
@@ -251,30 +257,32 @@ function surveyAssets(links: GisLinks, survey: Survey): Json {
 }
 
 /**
- * The survey's vertical tiles for web maps (web-map-links): the XYZ template, its TileJSON, and
- * the WMTS layer `Vert` at the survey's capture date (the imagery as it was that day, this survey
- * on top: the WMTS layers are mosaics, not one survey's).
+ * The survey's imagery tiles for web maps (web-map-links): Vert, or TrueOrtho for a survey without
+ * (a drone survey's usual products): the XYZ template, its TileJSON, and the WMTS layer at the
+ * survey's capture date (the imagery as it was that day, this survey on top: the WMTS layers are
+ * mosaics, not one survey's).
  */
 function mapLinks(links: GisLinks, survey: Survey): StacLink[] {
-  if (!survey.assets.Vert) return [];
+  const type = survey.assets.Vert ? 'Vert' : survey.assets.TrueOrtho ? 'TrueOrtho' : undefined;
+  if (type === undefined) return [];
   return [
     {
       rel: 'xyz',
-      title: 'Vert tiles of this survey (XYZ)',
-      href: xyzTemplate(links, 'Vert', {}, survey.id),
+      title: `${type} tiles of this survey (XYZ)`,
+      href: xyzTemplate(links, { type }, {}, survey.id),
     },
     {
       rel: 'tilejson',
       type: JSON_TYPE,
-      title: 'Vert tiles of this survey (TileJSON)',
-      href: linkTo(links, `/tiles/v3/surveys/${survey.id}/Vert/tilejson.json`),
+      title: `${type} tiles of this survey (TileJSON)`,
+      href: tileJsonUrl(links, { type }, survey.id),
     },
     {
       rel: 'wmts',
       type: 'application/xml',
-      title: 'Vert as on the capture date (WMTS)',
+      title: `${type} as on the capture date (WMTS)`,
       href: linkTo(links, '/wmts/1.0.0/WMTSCapabilities.xml'),
-      'wmts:layer': 'Vert',
+      'wmts:layer': type,
       'wmts:dimensions': { Time: survey.captureDate },
     },
   ];

@@ -1,12 +1,12 @@
 /**
  * TileJSON 3.0.0 (https://github.com/mapbox/tilejson-spec/tree/master/3.0.0) of a tile layer
- * and filter: what MapLibre, Leaflet plugins and QGIS need to add the layer from one URL. Bounds
+ * (imagery or heights, gis/map-layers.ts) and filter: what MapLibre, Leaflet plugins and QGIS need to add the layer from one URL. Bounds
  * and zooms are those of the surveys the filter matches. Pure.
  */
-import type { TileType } from '../catalogue/survey.js';
 import { type GisLinks, linkTo } from './gis-links.js';
 import type { SurveysExtent } from './layer-extent.js';
 import type { LayerFilterQuery } from './layer-filter.js';
+import { layerDescription, layerExtension, layerName, layerPath, type MapLayer } from './map-layers.js';
 
 export const TILEJSON_VERSION = '3.0.0';
 export const ATTRIBUTION = 'Aerial imagery served by nadir';
@@ -22,35 +22,39 @@ export interface TileJson {
   maxzoom?: number;
   bounds?: [number, number, number, number];
   center?: [number, number, number];
+  encoding?: 'mapbox';
 }
 
 /** The XYZ template of a layer: every matching survey, or one survey's own tiles. */
-export function xyzTemplate(links: GisLinks, type: TileType, filter: LayerFilterQuery, surveyId?: string): string {
-  // `img`: JPEG where the tile is full, PNG (transparent) at the edges of the surveys.
-  const layer = surveyId === undefined ? type : `surveys/${surveyId}/${type}`;
-  return linkTo(links, `/tiles/v3/${layer}/{z}/{x}/{y}.img`, { ...filter });
+export function xyzTemplate(links: GisLinks, layer: MapLayer, filter: LayerFilterQuery, surveyId?: string): string {
+  const path = surveyId === undefined ? layerPath(layer) : `surveys/${surveyId}/${layerPath(layer)}`;
+  return linkTo(links, `/tiles/v3/${path}/{z}/{x}/{y}.${layerExtension(layer)}`, { ...filter });
+}
+
+/** The TileJSON of a layer: every matching survey, or one survey's own tiles. */
+export function tileJsonUrl(links: GisLinks, layer: MapLayer, surveyId?: string): string {
+  const path = surveyId === undefined ? layerPath(layer) : `surveys/${surveyId}/${layerPath(layer)}`;
+  return linkTo(links, `/tiles/v3/${path}/tilejson.json`);
 }
 
 export function tileJson(
   links: GisLinks,
-  type: TileType,
+  layer: MapLayer,
   filter: LayerFilterQuery,
   extent: SurveysExtent,
   surveyId?: string,
 ): TileJson {
-  const panorama = type !== 'Vert';
+  const name = layerName(layer);
   const json: TileJson = {
     tilejson: TILEJSON_VERSION,
-    name: surveyId === undefined ? `nadir ${type}` : `nadir ${type} of survey ${surveyId}`,
-    description: panorama
-      ? `${type} panorama tiles: the ${type.toLowerCase()}-looking oblique mosaic, rotated so that ${type.toLowerCase()} is up (docs/tiles.md); a plain XYZ map shows them turned.`
-      : surveyId === undefined
-        ? 'Vertical imagery, the newest matching survey on top.'
-        : 'Vertical imagery of one survey.',
+    name: surveyId === undefined ? `nadir ${name}` : `nadir ${name} of survey ${surveyId}`,
+    description: layerDescription(layer, surveyId),
     attribution: ATTRIBUTION,
     scheme: 'xyz',
-    tiles: [xyzTemplate(links, type, filter, surveyId)],
+    tiles: [xyzTemplate(links, layer, filter, surveyId)],
   };
+  // MapLibre's raster-dem source reads it from the style; TileJSON readers that know it take it here.
+  if (layer.style === 'terrain-rgb') json.encoding = 'mapbox';
   if (extent.minZoom !== undefined && extent.maxZoom !== undefined) {
     json.minzoom = extent.minZoom;
     json.maxzoom = extent.maxZoom;

@@ -1,6 +1,6 @@
 /**
- * WMTS 1.0.0 GetCapabilities (OGC 07-057r7) for the vertical imagery on the GoogleMapsCompatible
- * tile matrix set, as QGIS, OWSLib, ArcGIS and GDAL read it. Filters are layers and a dimension: a
+ * WMTS 1.0.0 GetCapabilities (OGC 07-057r7) for the vertical imagery (and the product layers:
+ * TrueOrtho, DetailDsm relief and hillshade) on the GoogleMapsCompatible tile matrix set, as QGIS, OWSLib, ArcGIS and GDAL read it. Filters are layers and a dimension: a
  * layer for all matching surveys (`Vert`) and one per tag among them (`Vert:disaster`,
  * `Vert:disaster:hurricane`), and capture date as the `Time` dimension (the imagery as it was on
  * that date: surveys captured up to it, newest on top; `current`, the Default, is every one).
@@ -20,6 +20,7 @@ import { MAX_ZOOM, ORIGIN_SHIFT, resolutionAtZoom } from '../geo/web-mercator.js
 import { type GisLinks, linkTo } from './gis-links.js';
 import type { SurveysExtent } from './layer-extent.js';
 import type { LayerFilterQuery } from './layer-filter.js';
+import type { MapLayer } from './map-layers.js';
 import { ATTRIBUTION } from './tilejson.js';
 
 export const WMTS_ROOT = '/wmts/1.0.0';
@@ -44,10 +45,40 @@ const FORMATS = [
 ] as const;
 
 export interface WmtsLayer {
-  /** `Vert`, or `Vert:<tag>` for the surveys with that tag. */
+  /** `Vert`, `Vert:<tag>` for the surveys with that tag, or a product layer's (PRODUCT_LAYERS). */
   identifier: string;
   title: string;
   extent: SurveysExtent;
+  /** Heights are drawn as PNG only; imagery as PNG or JPEG. */
+  pngOnly?: boolean;
+}
+
+/**
+ * The layers beside Vert and its tags (nadir extensions, issue 34): a drone survey's products. One
+ * each, not one per tag, so the document stays bounded however many tags the catalogue holds
+ * (issue 32); the `include`/`exclude` of the capabilities URL filter them as every layer.
+ * Terrain-RGB is data for 3D maps, not a picture: it is in TileJSON and STAC, not here.
+ */
+export const PRODUCT_LAYERS: readonly { identifier: string; title: string; layer: MapLayer }[] = [
+  { identifier: 'TrueOrtho', title: 'True orthophotos', layer: { type: 'TrueOrtho' } },
+  {
+    identifier: 'DetailDsm-relief',
+    title: 'Surface heights, colour relief',
+    layer: { type: 'DetailDsm', style: 'relief' },
+  },
+  {
+    identifier: 'DetailDsm-hillshade',
+    title: 'Surface heights, hillshade',
+    layer: { type: 'DetailDsm', style: 'hillshade' },
+  },
+];
+
+/** What a layer identifier draws, and its tag (Vert's tag layers); null when it is no layer of ours. */
+export function wmtsLayerOf(identifier: string): { layer: MapLayer; tag: string | undefined } | null {
+  const product = PRODUCT_LAYERS.find((candidate) => candidate.identifier === identifier);
+  if (product) return { layer: product.layer, tag: undefined };
+  const tag = layerTag(identifier);
+  return tag === null ? null : { layer: { type: WMTS_TYPE }, tag };
 }
 
 function escapeXml(text: string): string {
@@ -76,9 +107,10 @@ function layerXml(links: GisLinks, layer: WmtsLayer, filter: LayerFilterQuery): 
   const dates = captureDates.map((date) => `<Value>${date}</Value>`).join('');
   // `current` first (clients that take the first template and ignore dimensions), `{Time}` last
   // (a parser that keeps the last template of a format): the module's comment says why both.
+  const formats = layer.pngOnly ? FORMATS.filter(([, extension]) => extension === 'png') : FORMATS;
   const urls = [CURRENT, TIME_PLACEHOLDER]
     .flatMap((time) =>
-      FORMATS.map(([format, extension]) => {
+      formats.map(([format, extension]) => {
         const path = `${WMTS_ROOT}/${encodeURIComponent(layer.identifier)}/${STYLE}/${time}/${TILE_MATRIX_SET}/{TileMatrix}/{TileRow}/{TileCol}.${extension}`;
         const template = linkTo(links, path, { ...filter, ...OGC_SERVICE });
         return `<ResourceURL format="${format}" resourceType="tile" template="${escapeXml(template)}"/>`;
@@ -90,7 +122,7 @@ function layerXml(links: GisLinks, layer: WmtsLayer, filter: LayerFilterQuery): 
     `<ows:WGS84BoundingBox><ows:LowerCorner>${box.minX} ${box.minY}</ows:LowerCorner><ows:UpperCorner>${box.maxX} ${box.maxY}</ows:UpperCorner></ows:WGS84BoundingBox>`,
     `<ows:Identifier>${escapeXml(layer.identifier)}</ows:Identifier>`,
     `<Style isDefault="true"><ows:Identifier>${STYLE}</ows:Identifier></Style>`,
-    FORMATS.map(([format]) => `<Format>${format}</Format>`).join(''),
+    formats.map(([format]) => `<Format>${format}</Format>`).join(''),
     `<Dimension><ows:Title>Capture date</ows:Title><ows:Abstract>The imagery as it was on this date: surveys captured up to it, newest on top.</ows:Abstract><ows:Identifier>Time</ows:Identifier><Default>${CURRENT}</Default><Current>true</Current><Value>${CURRENT}</Value>${dates}</Dimension>`,
     `<TileMatrixSetLink><TileMatrixSet>${TILE_MATRIX_SET}</TileMatrixSet></TileMatrixSetLink>`,
     urls,

@@ -193,6 +193,39 @@ describe('a TrueOrtho and DetailDsm survey as map layers', { skip: realdataMissi
     assert.ok(worst <= 2, `relief colours off by up to ${worst}`);
   });
 
+  test("TileJSON, WMTS and STAC list the survey's TrueOrtho and DetailDsm layers, and their templates draw", async () => {
+    const terrain = (await (await api.get(`/tiles/v3/DetailDsm/terrain-rgb/tilejson.json?apikey=${key}`)).json()) as {
+      tiles: string[];
+      encoding: string;
+      maxzoom: number;
+    };
+    assert.equal(terrain.encoding, 'mapbox');
+    assert.equal(terrain.maxzoom, survey.assets.DetailDsm?.maxZoom);
+    const own = (await (await api.get(`/tiles/v3/surveys/${ID}/TrueOrtho/tilejson.json?apikey=${key}`)).json()) as {
+      tiles: string[];
+    };
+    for (const template of [terrain.tiles[0], own.tiles[0]]) {
+      const url = (template as string)
+        .replace('{z}', `${tile.z}`)
+        .replace('{x}', `${tile.x}`)
+        .replace('{y}', `${tile.y}`);
+      assert.equal((await fetch(url)).status, 200, url);
+    }
+    const capabilities = await (await api.get(`/wmts/1.0.0/WMTSCapabilities.xml?apikey=${key}`)).text();
+    const layers = [...capabilities.matchAll(/<\/ows:WGS84BoundingBox><ows:Identifier>([^<]+)</g)].map((m) => m[1]);
+    assert.deepEqual(layers, ['Vert', 'TrueOrtho', 'DetailDsm-relief', 'DetailDsm-hillshade']);
+    const item = (await (await api.get(`/stac/v1/collections/surveys/items/${ID}?apikey=${key}`)).json()) as {
+      links: { rel: string; href: string; 'wmts:layer'?: string }[];
+      assets: Record<string, { href: string }>;
+    };
+    assert.deepEqual(
+      Object.keys(item.assets).filter((name) => name.endsWith('_tiles')),
+      ['TrueOrtho_tiles', 'DetailDsm_relief_tiles', 'DetailDsm_hillshade_tiles', 'DetailDsm_terrain-rgb_tiles'],
+    );
+    assert.equal(item.links.find((link) => link.rel === 'wmts')?.['wmts:layer'], 'TrueOrtho');
+    assert.match(item.links.find((link) => link.rel === 'xyz')?.href ?? '', /\/surveys\/[^/]+\/TrueOrtho\/\{z\}/);
+  });
+
   test('refusals, 304 and the absent layers', async () => {
     const cases: [string, number, string][] = [
       [`/tiles/v3/${path('DetailDsm/contours', tile)}`, 400, 'INVALID_PARAMETER'],

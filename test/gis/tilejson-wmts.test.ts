@@ -110,7 +110,8 @@ describe('TileJSON and WMTS over the demo town', () => {
       ['/tiles/v3/Vert/tilejson.json?since=yesterday', 400, 'since'],
       ['/tiles/v3/Vert/tilejson.json?include=a,,b', 400, 'include'],
       ['/tiles/v3/Vert/tilejson.json?since=2025-01-01&until=2024-01-01', 400, 'since'],
-      ['/tiles/v3/TrueOrtho/tilejson.json', 400, 'contentType'],
+      ['/tiles/v3/Oblique/tilejson.json', 400, 'contentType'],
+      ['/tiles/v3/DetailDsm/contours/tilejson.json', 400, 'style'],
       [`/tiles/v3/surveys/${'0'.repeat(8)}/Vert/tilejson.json`, 404, ''],
     ];
     for (const [path, status, parameter] of cases) {
@@ -128,14 +129,22 @@ describe('TileJSON and WMTS over the demo town', () => {
     assert.match(response.headers.get('content-type') ?? '', /^application\/xml/);
     const xml = await response.text();
     const layers = [...xml.matchAll(/<\/ows:WGS84BoundingBox><ows:Identifier>([^<]+)</g)].map((m) => m[1]);
-    assert.deepEqual(layers, ['Vert', 'Vert:disaster', 'Vert:disaster:hurricane']);
+    // The product layers after Vert (issue 34, item 4), one each; the tag layers are Vert's.
+    assert.deepEqual(layers, [
+      'Vert',
+      'TrueOrtho',
+      'DetailDsm-relief',
+      'DetailDsm-hillshade',
+      'Vert:disaster',
+      'Vert:disaster:hurricane',
+    ]);
     assert.match(
       xml,
       /<ows:Identifier>Time<\/ows:Identifier><Default>current<\/Default><Current>true<\/Current><Value>current<\/Value><Value>2025-10-20<\/Value><Value>2025-04-02<\/Value><Value>2024-03-14<\/Value>/,
     );
     const templates = [...xml.matchAll(/template="([^"]+)"/g)].map((m) => (m[1] as string).replace(/&amp;/g, '&'));
-    // Two per format and layer (issue 34): the newest with nothing to fill in, then {Time}.
-    assert.equal(templates.length, 12);
+    // Two per format and layer (issue 34): the newest with nothing to fill in, then {Time}; heights in PNG only.
+    assert.equal(templates.length, 4 * 4 + 2 * 2);
     const { x, y } = tileForMercator(...lonLatToMercator(-85.4168, 29.9463), 19);
     for (const template of templates) {
       assert.equal(new URL(template.replace(/[{}]/g, '')).searchParams.get('apikey'), gis.key);
@@ -165,6 +174,18 @@ describe('TileJSON and WMTS over the demo town', () => {
       [
         `/wmts/1.0.0/Vert%3Adisaster/default/current/GoogleMapsCompatible/19/${y}/${x}.png`,
         `/tiles/v3/Vert/19/${x}/${y}.png?include=disaster`,
+      ],
+      [
+        `/wmts/1.0.0/TrueOrtho/default/2025-04-02/GoogleMapsCompatible/19/${y}/${x}.jpg`,
+        `/tiles/v3/TrueOrtho/19/${x}/${y}.jpg?until=2025-04-02`,
+      ],
+      [
+        `/wmts/1.0.0/DetailDsm-relief/default/current/GoogleMapsCompatible/19/${y}/${x}.png?SERVICE=WMTS`,
+        `/tiles/v3/DetailDsm/relief/19/${x}/${y}.png`,
+      ],
+      [
+        `/wmts/1.0.0/DetailDsm-hillshade/default/2024-03-14/GoogleMapsCompatible/19/${y}/${x}.png`,
+        `/tiles/v3/DetailDsm/hillshade/19/${x}/${y}.png?until=2024-03-14`,
       ],
     ];
     for (const [wmts, tiles] of pairs) {

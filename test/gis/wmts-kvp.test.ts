@@ -10,9 +10,11 @@ import {
   ogcParameters,
   ogcTileQuery,
   parseKvp,
+  type WmtsTileTarget,
 } from '../../src/api/gis/wmts-kvp.js';
 import { isNadirError } from '../../src/errors.js';
 import { exceptionReport, owsExceptionOf } from '../../src/gis/ows-exception.js';
+import type { TileQuery } from '../../src/tiles/tile-query.js';
 
 const today = () => '2026-01-01';
 
@@ -83,9 +85,15 @@ describe('WMTS KVP and OGC tile requests', () => {
     }
   });
 
+  const imagery = (target: WmtsTileTarget) => {
+    assert.equal(target.kind, 'imagery');
+    return target.query as TileQuery;
+  };
+
   test('a tile request: the Default when TIME is absent, empty or the unfilled {Time}; a date as until', () => {
     for (const time of [undefined, '', '{Time}', 'current']) {
-      const { query, tag, date } = ogcTileQuery({ ...TILE, time }, {}, today);
+      const { target, tag, date } = ogcTileQuery({ ...TILE, time }, {}, today);
+      const query = imagery(target);
       assert.deepEqual(
         [query.tile, query.format, query.filter.until, tag, date],
         [{ z: 3, x: 5, y: 2 }, 'png', undefined, undefined, undefined],
@@ -93,11 +101,27 @@ describe('WMTS KVP and OGC tile requests', () => {
     }
     const dated = ogcTileQuery({ ...TILE, layer: 'Vert:disaster:hurricane', time: '2025-04-02' }, {}, today);
     assert.deepEqual(
-      [dated.query.filter.until, dated.query.filter.tags?.include, dated.tag, dated.date],
+      [imagery(dated.target).filter.until, imagery(dated.target).filter.tags?.include, dated.tag, dated.date],
       ['2025-04-02', ['disaster:hurricane'], 'disaster:hurricane', '2025-04-02'],
     );
     const earlier = ogcTileQuery({ ...TILE, time: '2025-04-02' }, { until: '2025-01-01' }, today);
-    assert.equal(earlier.query.filter.until, '2025-01-01', 'the earlier of until and Time');
+    assert.equal(imagery(earlier.target).filter.until, '2025-01-01', 'the earlier of until and Time');
+  });
+
+  test('product layers: TrueOrtho as imagery, DetailDsm relief and hillshade as heights (PNG only)', () => {
+    const ortho = ogcTileQuery({ ...TILE, layer: 'TrueOrtho', time: '2025-04-02' }, {}, today);
+    assert.deepEqual(
+      [imagery(ortho.target).type, imagery(ortho.target).filter.until, ortho.type],
+      ['TrueOrtho', '2025-04-02', 'TrueOrtho'],
+    );
+    const relief = ogcTileQuery({ ...TILE, layer: 'DetailDsm-relief' }, { since: '2024-01-01' }, today);
+    assert.equal(relief.target.kind, 'heights');
+    assert.deepEqual(
+      relief.target.kind === 'heights' ? [relief.target.query.style, relief.target.query.since, relief.type] : [],
+      ['relief', '2024-01-01', 'DetailDsm'],
+    );
+    assert.throws(() => ogcTileQuery({ ...TILE, layer: 'DetailDsm-hillshade', format: 'jpg' }, {}, today), /png/);
+    assert.throws(() => ogcTileQuery({ ...TILE, layer: 'DetailDsm-terrain-rgb' }, {}, today), /LAYER must be one of/);
   });
 
   test('a tile request refused with the codes of 07-057r7', () => {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { TILE_TYPES } from '../../catalogue/survey.js';
+import { HEIGHT_STYLES } from '../../height-tiles/height-styles.js';
 import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 /**
@@ -58,4 +59,31 @@ export const surveyTileJsonRouteSchema = {
   }),
   querystring: ApikeyOnlySchema,
   response: { 200: json('TileJSON 3.0.0'), 401: ErrorBodySchema, 404: ErrorBodySchema },
+};
+
+const heightStyle = StringEnum(HEIGHT_STYLES, {
+  description: 'The DetailDsm layer: relief, hillshade or terrain-rgb.',
+});
+
+export const heightTileJsonRouteSchema = {
+  summary: 'TileJSON 3.0 of a DetailDsm tile layer and filter: nadir extension',
+  tags: ['gis'],
+  security,
+  params: Type.Object({ style: heightStyle }),
+  querystring: LayerFilterQuerySchema,
+  response: { 200: json('TileJSON 3.0.0'), 400: ErrorBodySchema, 401: ErrorBodySchema },
+  'x-nadir-extension': true,
+};
+
+export const surveyHeightTileJsonRouteSchema = {
+  summary: "TileJSON 3.0 of one survey's DetailDsm tiles: nadir extension",
+  tags: ['gis'],
+  security,
+  params: Type.Object({
+    surveyId: Type.String({ maxLength: 128, description: 'A survey id.' }),
+    style: heightStyle,
+  }),
+  querystring: ApikeyOnlySchema,
+  response: { 200: json('TileJSON 3.0.0'), 401: ErrorBodySchema, 404: ErrorBodySchema },
+  'x-nadir-extension': true,
 };

@@ -5,13 +5,24 @@
  * with the standard's exception codes. Pure, but for `today`.
  */
 
+import type { ContentType } from '../../catalogue/survey.js';
 import { parseTagFilter } from '../../catalogue/survey-filters.js';
 import { storable } from '../../catalogue/survey-rows.js';
 import { isIsoDate } from '../../geo/dates.js';
 import { MAX_ZOOM } from '../../geo/web-mercator.js';
 import type { LayerFilterQuery } from '../../gis/layer-filter.js';
+import type { MapLayer } from '../../gis/map-layers.js';
 import { owsError } from '../../gis/ows-exception.js';
-import { CURRENT, layerTag, STYLE, TILE_MATRIX_SET, TIME_PLACEHOLDER, WMTS_TYPE } from '../../gis/wmts.js';
+import {
+  CURRENT,
+  PRODUCT_LAYERS,
+  STYLE,
+  TILE_MATRIX_SET,
+  TIME_PLACEHOLDER,
+  WMTS_TYPE,
+  wmtsLayerOf,
+} from '../../gis/wmts.js';
+import { type HeightTileQuery, parseHeightTileQuery } from '../../height-tiles/height-tile-query.js';
 import { parseTileQuery, type TileQuery } from '../../tiles/tile-query.js';
 import type { TileFormat } from '../../tiles/tile-renderer.js';
 
@@ -159,8 +170,13 @@ export function parseKvp(parameters: Map<string, string>): KvpRequest | undefine
 const DIGITS = /^\d{1,10}$/;
 
 /** An OGC tile request, read: the tile core's query, and what the capabilities must list for it. */
+export type WmtsTileTarget = { kind: 'imagery'; query: TileQuery } | { kind: 'heights'; query: HeightTileQuery };
+
 export interface OgcTileQuery {
-  query: TileQuery;
+  /** The query of the core that draws the layer: the tile core, or the height tile core. */
+  target: WmtsTileTarget;
+  /** What the layer draws: its capture dates are listed by this type. */
+  type: ContentType;
   /** The layer's tag (undefined for Vert): a tag layer must be one the capabilities list. */
   tag: string | undefined;
   /** The capture date asked for (undefined: the Default, `current`): it must be a listed one. */
@@ -175,14 +191,16 @@ export interface OgcTileQuery {
  * InvalidParameterValue. Whether the layer and the date are listed is the caller's to check.
  */
 export function ogcTileQuery(tile: OgcTileRequest, filter: LayerFilterQuery, today: () => string): OgcTileQuery {
-  const tag = layerTag(tile.layer);
-  if (tag === null) {
+  const found = wmtsLayerOf(tile.layer);
+  if (found === null) {
+    const names = [WMTS_TYPE, `${WMTS_TYPE}:<tag>`, ...PRODUCT_LAYERS.map((product) => product.identifier)];
     throw owsError(
       'InvalidParameterValue',
       'LAYER',
-      `LAYER must be ${WMTS_TYPE} or ${WMTS_TYPE}:<tag>, got ${clip(tile.layer)}`,
+      `LAYER must be one of ${names.join(', ')}; got ${clip(tile.layer)}`,
     );
   }
+  const { layer, tag } = found;
   if (tag !== undefined) {
     let single = false;
     try {
@@ -227,14 +245,30 @@ export function ogcTileQuery(tile: OgcTileRequest, filter: LayerFilterQuery, tod
       throw owsError('TileOutOfRange', name, `${name} ${text} is outside tile matrix ${z} (0 to ${last})`);
     }
   }
-  const query = parseTileQuery(
-    { contentType: WMTS_TYPE, z: String(z), x: tile.col, file: `${tile.row}.${tile.format}` },
-    { ...filter, include: tag ?? filter.include },
-    today,
-  );
-  if (time !== CURRENT) {
-    const until = query.filter.until;
-    query.filter.until = until !== undefined && until < time ? until : time;
+  const address = { z: String(z), x: tile.col, file: `${tile.row}.${tile.format}` };
+  const target = wmtsTileTarget(layer, address, { ...filter, include: tag ?? filter.include }, time, today);
+  return { target, type: layer.type, tag, date: time === CURRENT ? undefined : time };
+}
+
+/**
+ * The tile core's query for a WMTS layer's tile, imagery or heights, with Time (`current` or a
+ * capture date) as the last capture date the filter allows: the mosaic as it was that day.
+ */
+export function wmtsTileTarget(
+  layer: MapLayer,
+  address: { z: string; x: string; file: string },
+  filter: LayerFilterQuery,
+  time: string,
+  today: () => string,
+): WmtsTileTarget {
+  const lastDate = (until: string | undefined) =>
+    time === CURRENT || (until !== undefined && until < time) ? until : time;
+  if (layer.style === undefined) {
+    const query = parseTileQuery({ contentType: layer.type, ...address }, filter, today);
+    query.filter.until = lastDate(query.filter.until);
+    return { kind: 'imagery', query };
   }
-  return { query, tag, date: time === CURRENT ? undefined : time };
+  const query = parseHeightTileQuery({ style: layer.style, ...address }, filter, today);
+  query.until = lastDate(query.until);
+  return { kind: 'heights', query };
 }

@@ -2,6 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LruCache } from '../../cache/lru.js';
 import { type SurveyCatalogue, tagMatches } from '../../catalogue/catalogue.js';
+import type { ContentType } from '../../catalogue/survey.js';
 import type { Clock } from '../../clock.js';
 import { invalidParameter, isNadirError } from '../../errors.js';
 import { isIsoDate, utcDate } from '../../geo/dates.js';
@@ -12,7 +13,7 @@ import { EXCEPTION_REPORT_TYPE, exceptionReport, owsError, owsExceptionOf } from
 import {
   CAPABILITIES_PATH,
   CURRENT,
-  layerTag,
+  PRODUCT_LAYERS,
   STYLE,
   TILE_MATRIX_SET,
   tagLayer,
@@ -20,17 +21,27 @@ import {
   WMTS_TYPE,
   type WmtsLayer,
   wmtsCapabilities,
+  wmtsLayerOf,
 } from '../../gis/wmts.js';
+import type { HeightTiles } from '../../height-tiles/height-tiles.js';
 import { encodeTile } from '../../tiles/encode.js';
-import { parseTileQuery, type TileQuery } from '../../tiles/tile-query.js';
 import type { TileFormat } from '../../tiles/tile-renderer.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import type { ApiKeyVerifier } from '../http/auth.js';
+import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
 import { answerToFailure, sendFailure } from '../http/error-handling.js';
 import { timedStep } from '../http/request-lifecycle.js';
-import { tileAnswerers } from '../tiles/tile-route.js';
+import { setHeaders, tileAnswerers } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
-import { checkService, isOgcRequest, type OgcTileRequest, ogcParameters, ogcTileQuery, parseKvp } from './wmts-kvp.js';
+import {
+  checkService,
+  isOgcRequest,
+  type OgcTileRequest,
+  ogcParameters,
+  ogcTileQuery,
+  parseKvp,
+  type WmtsTileTarget,
+  wmtsTileTarget,
+} from './wmts-kvp.js';
 import { wmtsCapabilitiesRouteSchema, wmtsTileRouteSchema } from './wmts-schema.js';
 
 /** The ResourceURL template's path (wmts.ts), as a route. */
@@ -40,6 +51,8 @@ export interface WmtsRouteParts {
   keys: ApiKeyVerifier;
   catalogue: Pick<SurveyCatalogue, 'extents' | 'changeMarker'>;
   tiles: TileResponder;
+  /** The DetailDsm layers' tiles. */
+  heightTiles: Pick<HeightTiles, 'answer'>;
   clock: Clock;
   publicUrl: string | undefined;
 }
@@ -59,13 +72,14 @@ interface WmtsTileParams {
  * /tiles/v3/Vert/{z}/{x}/{y}, errors and 404 included (no tile logic here). OGC requests are
  * read by wmts-kvp.ts `ogcTileQuery`.
  */
-export function wmtsTileQuery(params: WmtsTileParams, query: LayerFilterQuery, today: () => string): TileQuery {
-  const tag = layerTag(params.layer);
-  if (tag === null)
+export function wmtsTileQuery(params: WmtsTileParams, query: LayerFilterQuery, today: () => string): WmtsTileTarget {
+  const found = wmtsLayerOf(params.layer);
+  if (found === null)
     throw invalidParameter(
       'layer',
-      `layer must be ${WMTS_TYPE} or ${WMTS_TYPE}:<tag>, got ${JSON.stringify(params.layer.slice(0, 40))}`,
+      `layer must be ${WMTS_TYPE}, ${WMTS_TYPE}:<tag> or a product layer, got ${JSON.stringify(params.layer.slice(0, 40))}`,
     );
+  const { layer, tag } = found;
   if (tag !== undefined && query.include !== undefined) {
     throw invalidParameter('include', 'a tag layer already includes its tag: give include with the Vert layer instead');
   }
@@ -78,16 +92,8 @@ export function wmtsTileQuery(params: WmtsTileParams, query: LayerFilterQuery, t
   const dot = params.file.lastIndexOf('.');
   const col = dot < 0 ? params.file : params.file.slice(0, dot);
   const extension = dot < 0 ? '' : params.file.slice(dot);
-  const tileQuery = parseTileQuery(
-    { contentType: WMTS_TYPE, z: params.z, x: col, file: `${params.row}${extension}` },
-    { ...query, include: tag ?? query.include },
-    today,
-  );
-  if (params.time !== CURRENT) {
-    const until = tileQuery.filter.until;
-    tileQuery.filter.until = until !== undefined && until < params.time ? until : params.time;
-  }
-  return tileQuery;
+  const address = { z: params.z, x: col, file: `${params.row}${extension}` };
+  return wmtsTileTarget(layer, address, { ...query, include: tag ?? query.include }, params.time, today);
 }
 
 /** What the capabilities list of one layer under one filter (wmts.ts): whether it is there, and its dates. */
@@ -110,15 +116,15 @@ class WmtsListings {
     this.#catalogue = catalogue;
   }
 
-  /** `tag`: the layer's (undefined for Vert); `filter`: the request's own, resolved. */
-  async of(tag: string | undefined, filter: ParsedLayerFilter): Promise<Listing> {
+  /** `type`: what the layer draws; `tag`: the layer's (undefined for all); `filter`: the request's own, resolved. */
+  async of(type: ContentType, tag: string | undefined, filter: ParsedLayerFilter): Promise<Listing> {
     const marker = await this.#catalogue.changeMarker();
     const { since, until, tags } = filter;
-    const key = JSON.stringify([tag ?? '', since, until, tags?.include, tags?.exclude]);
+    const key = JSON.stringify([type, tag ?? '', since, until, tags?.include, tags?.exclude]);
     const known = this.#cache.get(key);
     if (known?.marker === marker) return known;
     const rows = await layerExtents(this.#catalogue, {
-      type: WMTS_TYPE,
+      type,
       since,
       until,
       tags: tag === undefined ? tags : { include: [tag] },
@@ -177,7 +183,7 @@ function answerWmtsFailure(error: FastifyError, request: FastifyRequest, reply: 
 /** GET /wmts/1.0.0/WMTSCapabilities.xml (KVP too) and the tiles its ResourceURLs name. */
 export function registerWmtsRoutes(
   app: FastifyInstance,
-  { keys, catalogue, tiles, clock, publicUrl }: WmtsRouteParts,
+  { keys, catalogue, tiles, heightTiles, clock, publicUrl }: WmtsRouteParts,
 ): void {
   const today = () => utcDate(clock());
   const { admit, answer } = tileAnswerers({ keys, tiles });
@@ -190,9 +196,11 @@ export function registerWmtsRoutes(
    */
   async function answerOgcTile(request: FastifyRequest, reply: FastifyReply, tile: OgcTileRequest) {
     const filter = filterOf(request.query);
-    const { query, tag, date } = ogcTileQuery(tile, filter, today);
+    const { target, type, tag, date } = ogcTileQuery(tile, filter, today);
     if (tag !== undefined || date !== undefined) {
-      const listing = await timedStep(request, 'listing', () => listings.of(tag, parseLayerFilter(filter, today)));
+      const listing = await timedStep(request, 'listing', () =>
+        listings.of(type, tag, parseLayerFilter(filter, today)),
+      );
       if (!listing.listed) {
         throw owsError('InvalidParameterValue', 'LAYER', `No layer ${JSON.stringify(tile.layer)} with these filters`);
       }
@@ -205,16 +213,28 @@ export function registerWmtsRoutes(
       }
     }
     try {
-      return await answer(request, reply, query);
+      return await answerTarget(request, reply, target);
     } catch (error) {
       if (!isNadirError(error) || error.code !== 'NO_IMAGERY') throw error;
       // The tile core set the empty tile's Cache-Control (and the rate limit's headers) already.
-      const empty = emptyTile(query.format);
+      const empty = emptyTile(target.kind === 'imagery' ? target.query.format : 'png');
       return reply
         .code(200)
         .type(empty.type)
         .send(await empty.body);
     }
+  }
+
+  /** The answer of the core that draws the layer. */
+  async function answerTarget(request: FastifyRequest, reply: FastifyReply, target: WmtsTileTarget) {
+    if (target.kind === 'imagery') return answer(request, reply, target.query);
+    const query = request.query as { apikey?: string };
+    const heights = await heightTiles.answer(callerOf(request), target.query, {
+      ifNoneMatch: request.headers['if-none-match'],
+      keyInUrl: keyIsInUrl(query.apikey),
+    });
+    setHeaders(reply, heights.headers);
+    return reply.code(heights.status).send(heights.body);
   }
 
   app.get(
@@ -241,9 +261,24 @@ export function registerWmtsRoutes(
             .filter(([tag]) => !excluded.some((pattern) => tagMatches(tag, pattern)))
             .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         : [];
+      // The product layers that have surveys under the filter: one catalogue read each, of the groups.
+      const products = await timedStep(request, 'catalogue', () =>
+        Promise.all(
+          PRODUCT_LAYERS.map(async (product) => {
+            const extent = extentOf(await layerExtents(catalogue, { type: product.layer.type, ...filter }), true);
+            return {
+              identifier: product.identifier,
+              title: product.title,
+              extent,
+              pngOnly: product.layer.style !== undefined,
+            };
+          }),
+        ),
+      );
       // Each layer's extent is worked out as the document reaches it, between its pauses.
       function* layers(): Generator<WmtsLayer> {
         yield { identifier: WMTS_TYPE, title: 'Vertical imagery', extent: extentOf(base, true) };
+        for (const product of products) if (product.extent.bounds !== undefined) yield product;
         for (const [tag, ofTag] of byLayer) {
           yield { identifier: tagLayer(tag), title: `Vertical imagery tagged ${tag}`, extent: extentOf(ofTag, true) };
         }
@@ -262,7 +297,7 @@ export function registerWmtsRoutes(
       const params = request.params as WmtsTileParams;
       // Without SERVICE=WMTS: the RESTful URLs of issue 21, answered as the tile API answers.
       if (!isOgcRequest(request.query)) {
-        return answer(request, reply, wmtsTileQuery(params, request.query as LayerFilterQuery, today));
+        return answerTarget(request, reply, wmtsTileQuery(params, request.query as LayerFilterQuery, today));
       }
       checkService(ogcParameters(request.query as Record<string, unknown>));
       const dot = params.file.lastIndexOf('.');

@@ -2278,6 +2278,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tiles/v3/DetailDsm/{style}/tilejson.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** TileJSON 3.0 of a DetailDsm tile layer and filter: nadir extension */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only surveys captured on or after: `YYYY-MM-DD` or an age (`12M`). */
+                    since?: string;
+                    /** @description Only surveys captured on or before: `YYYY-MM-DD` or an age. */
+                    until?: string;
+                    /** @description Only surveys with this tag (`type` or `type:name`, comma list). */
+                    include?: string;
+                    /** @description Leave out surveys with this tag. */
+                    exclude?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The DetailDsm layer: relief, hillshade or terrain-rgb. */
+                    style: "relief" | "hillshade" | "terrain-rgb";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description TileJSON 3.0.0 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tiles/v3/surveys/{surveyId}/{contentType}/tilejson.json": {
         parameters: {
             query?: never;
@@ -2295,6 +2381,85 @@ export interface paths {
                     surveyId: string;
                     /** @description The tile layer. */
                     contentType: "Vert" | "North" | "South" | "East" | "West" | "TrueOrtho";
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description TileJSON 3.0.0 */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tiles/v3/surveys/{surveyId}/DetailDsm/{style}/tilejson.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** TileJSON 3.0 of one survey's DetailDsm tiles: nadir extension */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description A survey id. */
+                    surveyId: string;
+                    /** @description The DetailDsm layer: relief, hillshade or terrain-rgb. */
+                    style: "relief" | "hillshade" | "terrain-rgb";
                 };
                 cookie?: never;
             };
