@@ -139,7 +139,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   registerChangeTileRoute(app, { keys: accounts, tiles, changeTiles, clock });
   registerHeightTileRoutes(app, { keys: accounts, tiles, heightTiles, clock });
   const { publicUrl } = config;
-  await registerStacRoutes(app, { keys: accounts, tiles, catalogue, publicUrl });
+  await registerStacRoutes(app, { keys: accounts, tiles, catalogue, tokens, clock, publicUrl });
   registerTileJsonRoute(app, { keys: accounts, tiles, catalogue, clock, publicUrl });
   registerWmtsRoutes(app, { keys: accounts, catalogue, tiles, heightTiles, clock, publicUrl });
   await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });

@@ -24,6 +24,8 @@ export const REPEATED_PARAMETERS = [
   'filter',
   'filter-lang',
   'filter-crs',
+  // Not a search parameter: the area whose downloads the items' data assets are (stac-aoi-assets.ts).
+  'transactionToken',
 ] as const;
 
 /** The text parameters of a search, as the route's schema declares them (api/gis/stac-schema.ts). */

@@ -11,6 +11,7 @@ import type { QueryableKind } from './cql2.js';
 import { type GisLinks, linkTo } from './gis-links.js';
 import type { SurveysExtent } from './layer-extent.js';
 import { HEIGHT_LAYERS, layerContentType, layerDescription, layerName, type MapLayer } from './map-layers.js';
+import { type AoiDownload, aoiDataAssets } from './stac-aoi-assets.js';
 import { applyFields, type FieldsChoice } from './stac-fields.js';
 import { finestGsd, QUERYABLES, SURVEYS_COLLECTION } from './stac-order.js';
 import { pageToken } from './stac-paging.js';
@@ -213,7 +214,7 @@ function projection(asset: Asset): Json {
   };
 }
 
-function surveyAssets(links: GisLinks, survey: Survey): Json {
+function surveyAssets(links: GisLinks, survey: Survey, download?: AoiDownload): Json {
   const assets: Json = {};
   const layers: MapLayer[] = [...TILE_TYPES.map((type) => ({ type })), ...HEIGHT_LAYERS];
   for (const layer of layers) {
@@ -237,6 +238,7 @@ function surveyAssets(links: GisLinks, survey: Survey): Json {
       ...projection(asset),
     };
   }
+  if (download) return { ...assets, ...aoiDataAssets(links.base, survey, download) };
   for (const type of RASTER_TYPES) {
     const asset = survey.assets[type];
     if (!asset) continue;
@@ -288,7 +290,7 @@ function mapLinks(links: GisLinks, survey: Survey): StacLink[] {
   ];
 }
 
-export function surveyItem(links: GisLinks, survey: Survey): Json {
+export function surveyItem(links: GisLinks, survey: Survey, download?: AoiDownload): Json {
   const box = multiPolygonBounds(survey.footprint);
   return {
     type: 'Feature',
@@ -320,7 +322,7 @@ export function surveyItem(links: GisLinks, survey: Survey): Json {
       { rel: 'root', type: JSON_TYPE, href: linkTo(links, `${STAC_ROOT}/`) },
       ...mapLinks(links, survey),
     ],
-    assets: surveyAssets(links, survey),
+    assets: surveyAssets(links, survey, download),
   };
 }
 
@@ -337,6 +339,8 @@ export interface ItemPage {
   prevOffset?: number;
   /** The fields extension's choice, applied to every item. */
   fields?: FieldsChoice;
+  /** A transaction token's area: the items' data assets are its downloads (stac-aoi-assets.ts). */
+  download?: AoiDownload;
   /** The page's own path and the query it was asked with (less apikey, offset and token). */
   path: string;
   query: Record<string, string | number | undefined>;
@@ -367,7 +371,7 @@ export function itemCollection(links: GisLinks, page: ItemPage): Json {
   paging.push({ rel: 'root', type: JSON_TYPE, href: linkTo(links, `${STAC_ROOT}/`) });
   return {
     type: 'FeatureCollection',
-    features: page.surveys.map((survey) => applyFields(surveyItem(links, survey), page.fields)),
+    features: page.surveys.map((survey) => applyFields(surveyItem(links, survey, page.download), page.fields)),
     ...(page.matched === undefined ? {} : { numberMatched: page.matched }),
     numberReturned: page.surveys.length,
     links: paging,

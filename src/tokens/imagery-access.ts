@@ -31,6 +31,19 @@ export interface VerifiedImageryAccess {
 }
 
 /**
+ * The area a token was issued for, when it decrypts and has not expired: what a STAC search with
+ * the token makes its items' downloads of (gis/stac-aoi-assets.ts). The key and account are
+ * checked when a download is made (verifyImageryRequest).
+ */
+export function tokenArea(codec: Pick<TokenCodec, 'decode'>, token: string, now: Date): Aoi {
+  const claims = codec.decode(token);
+  if (now.getTime() >= claims.expiresAt.getTime()) {
+    throw invalidToken('expired', `Transaction token expired at ${claims.expiresAt.toISOString()}`);
+  }
+  return claims.aoi;
+}
+
+/**
  * Decides whether an imagery request may use its transaction token. Checks, in order: the token
  * decrypts (malformed / tampered / retired secret), it has not expired, the request is inside
  * the token's AOI, the API key is still active, and the account still has the raster

@@ -6,6 +6,7 @@ export {
   type ImageryAccounts,
   type ImageryRequest,
   POINT_TOLERANCE_DEGREES,
+  tokenArea,
   type VerifiedImageryAccess,
   verifyImageryRequest,
 } from './imagery-access.js';

@@ -1,7 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SurveyCatalogue } from '../../catalogue/catalogue.js';
-import { NadirError } from '../../errors.js';
+import type { Clock } from '../../clock.js';
+import { invalidParameter, NadirError } from '../../errors.js';
 import { extentOf, layerExtents } from '../../gis/layer-extent.js';
 import {
   CONFORMANCE_CLASSES,
@@ -15,6 +16,7 @@ import {
   surveyItem,
   surveysCollection,
 } from '../../gis/stac.js';
+import type { AoiDownload } from '../../gis/stac-aoi-assets.js';
 import { SURVEYS_COLLECTION } from '../../gis/stac-order.js';
 import { type StacSearch, searchSurveys } from '../../gis/stac-search.js';
 import {
@@ -25,6 +27,7 @@ import {
   type StacSearchQueryString,
 } from '../../gis/stac-search-parameters.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
+import { type TokenCodec, tokenArea } from '../../tokens/index.js';
 import type { ApiKeyVerifier } from '../http/auth.js';
 import { answerToFailure, sendFailure } from '../http/error-handling.js';
 import { loggablePath } from '../http/log-safety.js';
@@ -39,6 +42,9 @@ export interface StacRouteParts {
   /** The tile rate limit (tile-responder.ts), which these documents count against. */
   tiles: Pick<TileResponder, 'admit'>;
   catalogue: Pick<SurveyCatalogue, 'walk' | 'count' | 'get' | 'extents'>;
+  /** A search's transaction token is read for its area (gis/stac-aoi-assets.ts). */
+  tokens: Pick<TokenCodec, 'decode'>;
+  clock: Clock;
   publicUrl: string | undefined;
 }
 
@@ -87,8 +93,14 @@ function requireSurveysCollection(collectionId: string): void {
  */
 export async function registerStacRoutes(
   app: FastifyInstance,
-  { keys, tiles, catalogue, publicUrl }: StacRouteParts,
+  { keys, tiles, catalogue, tokens, clock, publicUrl }: StacRouteParts,
 ): Promise<void> {
+  /** The token's area downloads, when the request carries one (a text, from the query or a POST body). */
+  const downloadOf = (token: unknown): AoiDownload | undefined => {
+    if (token === undefined) return undefined;
+    if (typeof token !== 'string') throw invalidParameter('transactionToken', 'transactionToken is a text');
+    return { token, aoi: tokenArea(tokens, token, clock()) };
+  };
   await app.register(
     async (stac) => {
       stac.setErrorHandler((error, request, reply) => sendStacFailure(reply, request, error));
@@ -138,8 +150,9 @@ export async function registerStacRoutes(
         requireSurveysCollection(collectionId);
         const survey = await timedStep(request, 'catalogue', () => catalogue.get(itemId));
         if (!survey) throw new NadirError('NOT_FOUND', `No item ${JSON.stringify(itemId.slice(0, 80))} in surveys`);
+        const download = downloadOf((request.query as { transactionToken?: string }).transactionToken);
         reply.type(GEOJSON);
-        return surveyItem(links(request, reply), survey);
+        return surveyItem(links(request, reply), survey, download);
       });
 
       /** A search made and answered as a page of items; `page` says how its links repeat it. */
@@ -147,7 +160,7 @@ export async function registerStacRoutes(
         request: FastifyRequest,
         reply: FastifyReply,
         parsed: StacSearch,
-        page: Pick<ItemPage, 'path' | 'query' | 'self' | 'body'>,
+        page: Pick<ItemPage, 'path' | 'query' | 'self' | 'body' | 'download'>,
       ) => {
         const found = await timedStep(request, 'catalogue', () => searchSurveys(catalogue, parsed));
         reply.type(GEOJSON);
@@ -165,6 +178,7 @@ export async function registerStacRoutes(
           path,
           query: repeated,
           self: { offset: query.offset, token: query.token },
+          download: downloadOf(query.transactionToken),
         });
       };
       stac.get('/search', { schema: stacSchemas.search }, (request, reply) =>
@@ -176,7 +190,8 @@ export async function registerStacRoutes(
         refuseUndeclared(request.query as Record<string, unknown>, ['apikey']);
         const body = request.body as Record<string, unknown>;
         const parsed = parseStacSearchBody(body);
-        return answer(request, reply, parsed, { path: `${STAC_ROOT}/search`, query: {}, self: {}, body });
+        const download = downloadOf(body.transactionToken);
+        return answer(request, reply, parsed, { path: `${STAC_ROOT}/search`, query: {}, self: {}, body, download });
       });
       stac.get('/collections/:collectionId/items', { schema: stacSchemas.items }, (request, reply) => {
         const { collectionId } = request.params as { collectionId: string };

@@ -87,6 +87,14 @@ export const StacSearchQuerySchema = Type.Object({
       description: `Items to skip, at most ${MAX_OFFSET} (deeper: follow the next link); not with token.`,
     }),
   ),
+  transactionToken: Type.Optional(
+    Type.String({
+      maxLength: 1024,
+      description:
+        "A transaction token from /staticmap/v2/coverage.json: the items' data assets become that area's GeoTIFFs, " +
+        'complete URLs GDAL (STACIT, /vsicurl/) opens as they are, one transaction for all of them (docs/gis.md).',
+    }),
+  ),
   token: Type.Optional(
     Type.String({
       maxLength: 2000,
@@ -158,7 +166,7 @@ export const stacSchemas = {
     params: Type.Object({ collectionId: Type.String({ maxLength: 128 }) }),
   }),
   item: stacRoute('One survey as a STAC item', linked('A STAC Item', 'application/geo+json'), {
-    querystring: ApikeyOnlySchema,
+    querystring: Type.Object({ apikey, transactionToken: StacSearchQuerySchema.properties.transactionToken }),
     params: Type.Object({ collectionId: Type.String({ maxLength: 128 }), itemId: Type.String({ maxLength: 128 }) }),
   }),
   search: stacRoute('STAC item search (GET)', linked('An ItemCollection', 'application/geo+json'), {

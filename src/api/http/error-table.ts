@@ -14,6 +14,7 @@ export type HttpErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'CONTENT_TOO_LARGE'
   | 'EXPECTATION_FAILED'
+  | 'RANGE_NOT_SATISFIABLE'
   | 'HEADERS_TOO_LARGE'
   | 'NOT_READY';
 export type ApiErrorCode = ErrorCode | HttpErrorCode;
@@ -44,6 +45,8 @@ export const STATUS_BY_CODE: Readonly<Record<ApiErrorCode, number>> = {
   // node:http's own refusals of a request: too slow, a part over its size limits.
   REQUEST_TIMEOUT: 408,
   CONTENT_TOO_LARGE: 413,
+  // A Range past the end of a rendered file (imagery honours Range: api/http/byte-range.ts).
+  RANGE_NOT_SATISFIABLE: 416,
   EXPECTATION_FAILED: 417,
   RATE_LIMITED: 429,
   HEADERS_TOO_LARGE: 431,

@@ -14,8 +14,12 @@ import {
   type TokenCodec,
   verifyImageryRequest,
 } from '../../tokens/index.js';
+import { byteRange } from '../http/byte-range.js';
+import { sendFailure } from '../http/error-handling.js';
+import { failure } from '../http/error-table.js';
 import { abandonedSignal, addServerTiming, timedStep } from '../http/request-lifecycle.js';
 import { type ImageryParamsSchema, type ImageryQuerySchema, imageryRouteSchema } from './imagery-schema.js';
+import { RenderedFiles } from './rendered-files.js';
 
 export const IMAGERY_PATH = '/staticmap/v2/surveys/:surveyId/:file';
 
@@ -62,6 +66,7 @@ function noImagery(surveyId: string, type: RasterType): NadirError {
 
 export function registerImageryRoute(app: FastifyInstance, parts: ImageryRouteParts): void {
   const { tokens, accounts, catalogue, raster, clock } = parts;
+  const files = new RenderedFiles(clock);
   app.get(IMAGERY_PATH, { schema: imageryRouteSchema }, async (request, reply) => {
     const params = request.params as Static<typeof ImageryParamsSchema>;
     const query = request.query as Static<typeof ImageryQuerySchema>;
@@ -88,7 +93,20 @@ export function registerImageryRoute(app: FastifyInstance, parts: ImageryRoutePa
     await checkAllowance(accounts, access, clock());
 
     const checkEmpty = pixels === 'maybe';
-    const result = await raster.renderAoi({ asset, aoi, size, format, signal: abandonedSignal(reply), checkEmpty });
+    // A client reading the file in pieces (GDAL's /vsicurl/, STACIT) meets one render (rendered-files.ts).
+    const key = RenderedFiles.keyOf([
+      query.transactionToken,
+      survey.id,
+      survey.version,
+      type,
+      format,
+      query.point,
+      query.radius,
+      size,
+    ]);
+    const result = await files.get(key, () =>
+      raster.renderAoi({ asset, aoi, size, format, signal: abandonedSignal(reply), checkEmpty }),
+    );
     addServerTiming(request, 'queue', result.timings.queueMs);
     addServerTiming(request, 'render', result.timings.renderMs);
     if (result.empty) throw noImagery(survey.id, type);
@@ -98,7 +116,19 @@ export function registerImageryRoute(app: FastifyInstance, parts: ImageryRoutePa
       .header('content-type', result.contentType)
       .header('content-disposition', `inline; filename="${survey.id}_${type}.${format}"`)
       // The URL carries a credential and the survey may be re-ingested: the caller's cache only.
-      .header('cache-control', 'private, max-age=3600');
-    return reply.send(result.body);
+      .header('cache-control', 'private, max-age=3600')
+      .header('accept-ranges', 'bytes');
+    const { body } = result;
+    const range = byteRange(request.headers.range, body.length);
+    if (range === 'unsatisfiable') {
+      reply.header('content-range', `bytes */${body.length}`);
+      return sendFailure(
+        reply,
+        failure('RANGE_NOT_SATISFIABLE', `The file is ${body.length} bytes: no byte of the range is in it`),
+      );
+    }
+    if (range === undefined) return reply.send(body);
+    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${body.length}`);
+    return reply.send(body.subarray(range.start, range.end + 1));
   });
 }

@@ -43,14 +43,17 @@ export const imageryRouteSchema = {
   description:
     'EPSG:3857, covering the AOI square. The first successful image with a token counts one transaction ' +
     'against the monthly allowance; later images with the same token are free. An AOI with no pixel of the ' +
-    'survey is 404 NO_IMAGERY and counts nothing.',
+    'survey is 404 NO_IMAGERY and counts nothing. Range (one range of bytes) is honoured, over the same ' +
+    'rendered file for a while, so GDAL reads the file in pieces (/vsicurl/, STACIT) as one transaction.',
   tags: ['raster'],
   params: ImageryParamsSchema,
   querystring: ImageryQuerySchema,
   response: {
+    206: { description: 'The bytes of the Range asked for, with Content-Range.' },
     400: ErrorBodySchema,
     403: ErrorBodySchema,
     404: ErrorBodySchema,
+    416: ErrorBodySchema,
     503: ErrorBodySchema,
   },
 };

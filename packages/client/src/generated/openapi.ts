@@ -320,7 +320,7 @@ export interface paths {
         };
         /**
          * An image of the AOI from one survey: GeoTIFF, JPEG, PNG, or a world file
-         * @description EPSG:3857, covering the AOI square. The first successful image with a token counts one transaction against the monthly allowance; later images with the same token are free. An AOI with no pixel of the survey is 404 NO_IMAGERY and counts nothing.
+         * @description EPSG:3857, covering the AOI square. The first successful image with a token counts one transaction against the monthly allowance; later images with the same token are free. An AOI with no pixel of the survey is 404 NO_IMAGERY and counts nothing. Range (one range of bytes) is honoured, over the same rendered file for a while, so GDAL reads the file in pieces (/vsicurl/, STACIT) as one transaction.
          */
         get: {
             parameters: {
@@ -351,6 +351,15 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
+                /** @description The bytes of the Range asked for, with Content-Range. */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                    };
+                };
                 /** @description Every error: JSON, never HTML, never a stack trace. */
                 400: {
                     headers: {
@@ -389,6 +398,24 @@ export interface paths {
                 };
                 /** @description Every error: JSON, never HTML, never a stack trace. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description What went wrong, as a sentence for people. */
+                            error: string;
+                            /** @description Stable machine-readable code, e.g. INVALID_PARAMETER, API_KEY_INVALID, SUBSCRIPTION_REQUIRED. */
+                            code: string;
+                            /** @description The offending parameter, for INVALID_PARAMETER. */
+                            parameter?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every error: JSON, never HTML, never a stack trace. */
+                416: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1694,7 +1721,10 @@ export interface paths {
         /** One survey as a STAC item */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description A transaction token from /staticmap/v2/coverage.json: the items' data assets become that area's GeoTIFFs, complete URLs GDAL (STACIT, /vsicurl/) opens as they are, one transaction for all of them (docs/gis.md). */
+                    transactionToken?: string;
+                };
                 header?: never;
                 path: {
                     collectionId: string;
@@ -1816,6 +1846,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items to skip, at most 10000 (deeper: follow the next link); not with token. */
                     offset?: number;
+                    /** @description A transaction token from /staticmap/v2/coverage.json: the items' data assets become that area's GeoTIFFs, complete URLs GDAL (STACIT, /vsicurl/) opens as they are, one transaction for all of them (docs/gis.md). */
+                    transactionToken?: string;
                     /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
                     token?: string;
                     /**
@@ -2043,6 +2075,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items to skip, at most 10000 (deeper: follow the next link); not with token. */
                     offset?: number;
+                    /** @description A transaction token from /staticmap/v2/coverage.json: the items' data assets become that area's GeoTIFFs, complete URLs GDAL (STACIT, /vsicurl/) opens as they are, one transaction for all of them (docs/gis.md). */
+                    transactionToken?: string;
                     /** @description Where a page begins: the `next` and `prev` links set it (keyset paging, any page as fast as the first). */
                     token?: string;
                     /**
