@@ -171,7 +171,7 @@ describe('WMTS for OGC clients: GDAL, OWSLib, KVP and ExceptionReports over the 
     }
   });
 
-  test('OWSLib: the provider, and gettile() for Vert and a tag layer with no dimension value', async () => {
+  test('OWSLib: the provider, and gettile() for Vert, a tag layer and the product layers with no dimension value', async () => {
     const tile = (layer: string, format = 'image/png', time?: string) => ({
       layer,
       tilematrix: '19',
@@ -187,6 +187,9 @@ describe('WMTS for OGC clients: GDAL, OWSLib, KVP and ExceptionReports over the 
         tile('Vert:disaster:hurricane'),
         tile('Vert', 'image/jpeg', '2024-03-14'),
         tile('Vert', 'image/png', '2000-01-01'),
+        tile('TrueOrtho', 'image/jpeg'),
+        tile('DetailDsm-relief'),
+        tile('DetailDsm-hillshade', 'image/png', '2024-03-14'),
       ],
       probes: [],
     });
@@ -194,12 +197,31 @@ describe('WMTS for OGC clients: GDAL, OWSLib, KVP and ExceptionReports over the 
     assert.equal(read.provider.url, `${gis.base}/`);
     assert.equal(read.restonly, false, 'OWSLib takes the KVP binding');
     assert.deepEqual(read.operations, ['GetCapabilities', 'GetTile']);
-    assert.deepEqual(read.layers, ['Vert', 'Vert:disaster', 'Vert:disaster:hurricane']);
+    assert.deepEqual(read.layers, [
+      'DetailDsm-hillshade',
+      'DetailDsm-relief',
+      'TrueOrtho',
+      'Vert',
+      'Vert:disaster',
+      'Vert:disaster:hurricane',
+    ]);
     const expected = [
       `/wmts/1.0.0/Vert/default/current/GoogleMapsCompatible/19/${y}/${x}.png`,
       `/wmts/1.0.0/Vert%3Adisaster%3Ahurricane/default/current/GoogleMapsCompatible/19/${y}/${x}.png`,
       `/tiles/v3/Vert/19/${x}/${y}.jpg?until=2024-03-14`,
     ];
+    // The product layers (issue 34, item 4), each the tile endpoint's own tile.
+    const products: [number, string][] = [
+      [4, `/tiles/v3/TrueOrtho/19/${x}/${y}.jpg`],
+      [5, `/tiles/v3/DetailDsm/relief/19/${x}/${y}.png`],
+      [6, `/tiles/v3/DetailDsm/hillshade/19/${x}/${y}.png?until=2024-03-14`],
+    ];
+    for (const [i, path] of products) {
+      const served = await bytes(path);
+      assert.equal(served.status, 200, path);
+      assert.ok(read.tiles[i].bytes, `${path}: ${JSON.stringify(read.tiles[i])}`);
+      assert.deepEqual(Buffer.from(read.tiles[i].bytes as string, 'base64'), served.body, path);
+    }
     for (const [i, path] of expected.entries()) {
       const served = await bytes(path);
       assert.equal(served.status, 200, path);
