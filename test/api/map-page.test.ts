@@ -1,5 +1,6 @@
 /** The map page at `/` (issue #5): what the server sends, then the page itself in Chromium over the demo town. */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
@@ -14,6 +15,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { testClock } from '../support/clock.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { PROJECT_ROOT } from '../support/fixtures.js';
+import { noteSecret } from '../support/secret-watch.js';
 import { type ApiFixture, errorBody, startApi } from './helpers.js';
 import {
   DEMO_VIEW,
@@ -385,15 +387,28 @@ describe('map page in Chromium over the demo town', { skip: skipBrowser, timeout
     assert.ok(partial > 0, 'at least one tile is partly transparent');
   });
 
-  test('the key goes only into tile URLs, and is stored only when the user typed it', async () => {
+  test('the key goes only into tile URLs, and is stored only when the user typed it and the server took it', async () => {
     for (const url of chrome.keyedRequests)
-      assert.match(new URL(url).pathname, /^\/(tiles\/v3\/|staticmap\/v2\/coverage\.json$)/, url);
+      assert.match(new URL(url).pathname, /^\/(tiles\/v3\/|staticmap\/v2\/coverage\.json$|stac\/v1\/search$)/, url);
     assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
+    // A mistyped key is refused by the server: not kept to replace the demo key after a reload.
     await page.fill('#apikey', DEMO_KEY);
     await page.press('#apikey', 'Enter');
-    assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), DEMO_KEY);
+    await chrome.until("/API key/.test(document.getElementById('message').textContent)");
+    assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
+    // A key of the user's own that the server takes is kept.
+    const account = await services.accounts.createAccount({
+      name: `typed-${randomUUID()}`,
+      rasterSubscription: true,
+      monthlyAllowance: 1,
+    });
+    const typed = (await services.accounts.issueApiKey(account.id)).key;
+    noteSecret(typed);
+    await page.fill('#apikey', typed);
+    await page.press('#apikey', 'Enter');
+    await chrome.until(`localStorage.getItem('nadir.apikey') === ${JSON.stringify(typed)}`);
     await page.fill('#apikey', '');
     await page.press('#apikey', 'Enter');
-    assert.equal(await page.evaluate("localStorage.getItem('nadir.apikey')"), null);
+    await chrome.until("localStorage.getItem('nadir.apikey') === null");
   });
 });

@@ -122,9 +122,14 @@ describe('the map page shows the DsmChange overlay', { skip: skipBrowser, timeou
     await page.screenshot({ path: join(PROJECT_ROOT, '.tmp', 'map-page-change.png') });
   });
 
-  test('a panorama layer takes the overlay and its legend away', async () => {
+  test('a panorama layer takes the overlay and its legend away; back on Vert they return', async () => {
     await page.selectOption('#layer', 'East');
-    await until("!document.querySelector('.change-legend') && !document.querySelector('#change').checked");
+    // The switch waits on a panorama (disabled, still ticked), rather than being lost.
+    await until("!document.querySelector('.change-legend') && document.querySelector('#change').disabled");
     assert.equal(await page.getAttribute('#map', 'data-change'), null);
+    await page.selectOption('#layer', 'Vert');
+    await until(
+      "document.querySelector('.change-legend') && document.getElementById('map').dataset.change === 'loaded'",
+    );
   });
 });

@@ -17,6 +17,17 @@ type DownloadType = 'TrueOrtho' | 'DetailDsm';
 const TYPES: DownloadType[] = ['TrueOrtho', 'DetailDsm'];
 const FORMAT = 'tif';
 
+/**
+ * The square the server cuts for an AOI: 2 x radius ground metres a side, centred on the point, on
+ * Web Mercator (a ground metre is 1 / cos(lat) Mercator metres there), as src/geo/aoi.ts draws it.
+ */
+export function aoiSquare(aoi: Aoi): L.LatLngBounds {
+  const centre = L.CRS.EPSG3857.project(L.latLng(aoi.point.lat, aoi.point.lon));
+  const half = aoi.radius / Math.cos((aoi.point.lat * Math.PI) / 180);
+  const corner = (dx: number, dy: number) => L.CRS.EPSG3857.unproject(L.point(centre.x + dx, centre.y + dy));
+  return L.latLngBounds(corner(-half, -half), corner(half, half));
+}
+
 export interface AreaDownloadOptions {
   map: L.Map;
   button: HTMLButtonElement;
@@ -95,6 +106,10 @@ export function setUpAreaDownload({
       return;
     }
     const aoi = aoiAround(bbox);
+    // What is drawn is what is cut: the AOI's square, as the server draws it, not the dragged box.
+    const square = aoiSquare(aoi);
+    rectangle?.setBounds(square);
+    panel.dataset.square = square.toBBoxString();
     if (aoi.radius > MAX_RADIUS) {
       summary.textContent = `The area is ${Math.round(2 * aoi.radius)} m across; draw one of at most ${2 * MAX_RADIUS} m.`;
       return;

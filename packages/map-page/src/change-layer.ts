@@ -1,5 +1,6 @@
-// The DsmChange overlay (issue 22): the newest disaster-tagged survey under the map centre (or the
-// newest survey) against the survey before it, drawn over the Vert layer, with the ramp's legend.
+// The DsmChange overlay (issue 22): the surveys of the map's dates under its centre (or, with no
+// date chosen, the newest disaster-tagged survey, or the newest, against the survey before it),
+// drawn over the straight-down layers, with the ramp's legend.
 // Its coverage call and tile URLs are @nadir/client's, like the rest of the page.
 import type { NadirClient, Survey, TileType } from '@nadir/client';
 import { type CoverageMask, describeError, type Filters, type WorldBox } from './coverage-view.js';
@@ -54,36 +55,65 @@ function makeLegend(after: Survey, baseline: Survey): L.Control {
   return control;
 }
 
-/** The two surveys under the map centre with DetailDsm, from coverage (newest first). */
-async function choosePair(
+/** The dates the map shows: its own ('' for the latest) and the swipe's ('' for none). */
+export interface ChosenDates {
+  date: string;
+  compare: string;
+}
+
+/**
+ * The two surveys with DetailDsm under the map centre (coverage, newest first) whose change the
+ * overlay shows, bound to the map's dates: the chosen date against the swipe's date, or against the
+ * survey before it; with no date chosen, the newest disaster-tagged survey (or the newest) against
+ * the one before it. A string says why there is no pair.
+ */
+export async function choosePair(
   client: NadirClient,
   { lat, lon }: { lat: number; lon: number },
-): Promise<{ after: Survey; baseline: Survey } | undefined> {
+  dates: ChosenDates,
+): Promise<{ after: Survey; baseline: Survey } | string> {
   const page = await client.coverage({
     aoi: { point: { lon, lat }, radius: 100 },
     resources: ['DetailDsm'],
     fields: ['id', 'captureDate', 'tags', 'maxZoom'],
   });
   const { surveys } = page;
+  const on = (date: string) => surveys.findIndex((survey) => survey.captureDate === date);
+  if (dates.date) {
+    const index = on(dates.date);
+    if (index < 0) return `No heights (DetailDsm) of ${dates.date} here: no change to show.`;
+    if (dates.compare && dates.compare !== dates.date) {
+      const other = on(dates.compare);
+      if (other < 0) return `No heights (DetailDsm) of ${dates.compare} here: no change to show.`;
+      // The later of the two is "after", whichever side of the swipe it is on.
+      const [later, earlier] = index < other ? [index, other] : [other, index];
+      return { after: surveys[later]!, baseline: surveys[earlier]! };
+    }
+    const before = surveys[index + 1];
+    return before
+      ? { after: surveys[index]!, baseline: before }
+      : `${dates.date} is the oldest survey with heights here: no change to show.`;
+  }
   // `tags` is among the fields asked for: every survey has it.
   const disaster = surveys.findIndex((s) => s.tags!.some((tag) => tag.startsWith('disaster')));
   const index = disaster >= 0 && disaster < surveys.length - 1 ? disaster : 0;
   const [after, baseline] = [surveys[index], surveys[index + 1]];
-  return after && baseline ? { after, baseline } : undefined;
+  return after && baseline ? { after, baseline } : 'Fewer than two surveys with heights here: no change to show.';
 }
 
 interface ChangeLayerOptions extends L.TileLayerOptions {
-  mask: CoverageMask;
+  /** The two surveys' masks: a change needs heights of both. */
+  masks: CoverageMask[];
 }
 type ChangeLayer = L.TileLayer & { options: ChangeLayerOptions };
 
-// Tiles outside the after survey's imagery are not asked for (its coverage mask, as for the
+// Tiles outside either survey's imagery are not asked for (their coverage masks, as for the
 // imagery layers): they could only be 404s.
 const ChangeLayer = L.TileLayer.extend({
   _isValidTile(this: ChangeLayer, coords: L.Coords): boolean {
     return (
       (L.TileLayer.prototype as InternalTileLayer)._isValidTile.call(this, coords) &&
-      this.options.mask.covers(coords.z, coords.x, coords.y)
+      this.options.masks.every((mask) => mask.covers(coords.z, coords.x, coords.y))
     );
   },
 }) as new (
@@ -97,6 +127,7 @@ export interface ChangeLayerSetUp {
   controls: HTMLElement;
   getClient: () => NadirClient | null;
   getType: () => TileType;
+  getDates: () => ChosenDates;
   centre: () => { lat: number; lon: number };
   maskFor: (filters: Filters) => CoverageMask;
   viewBox: () => WorldBox;
@@ -121,6 +152,7 @@ export function setUpChangeLayer({
   controls,
   getClient,
   getType,
+  getDates,
   centre,
   maskFor,
   viewBox,
@@ -136,7 +168,9 @@ export function setUpChangeLayer({
   let overlay: ChangeLayer | null = null;
   let overlayTiles: TileTracker | null = null;
   let legend: L.Control | null = null;
-  let mask: CoverageMask | null = null;
+  let masks: CoverageMask[] = [];
+  /** The dates the overlay was chosen for: a change of them chooses again. */
+  let shownFor = '';
 
   function clear(): void {
     overlayTiles?.stop();
@@ -145,7 +179,8 @@ export function setUpChangeLayer({
     if (legend) legend.remove();
     overlay = null;
     legend = null;
-    mask = null;
+    masks = [];
+    shownFor = '';
     delete mapElement.dataset.change;
   }
 
@@ -154,24 +189,29 @@ export function setUpChangeLayer({
     const client = getClient();
     if (!toggle.checked || !client || !isStraightDown(getType())) return;
     mapElement.dataset.change = 'choosing';
+    const dates = getDates();
+    shownFor = `${dates.date}|${dates.compare}`;
     let pair: Awaited<ReturnType<typeof choosePair>>;
     try {
-      pair = await choosePair(client, centre());
+      pair = await choosePair(client, centre(), dates);
     } catch (error) {
       showError(describeError(error));
       mapElement.dataset.change = 'none';
       return;
     }
     if (!toggle.checked) return;
-    if (!pair) {
+    if (typeof pair === 'string') {
+      showError(pair);
       mapElement.dataset.change = 'none';
       return;
     }
-    const date = pair.after.captureDate;
-    mask = maskFor({ since: date, until: date });
-    await mask.load(...viewBox());
+    masks = [pair.after, pair.baseline].map(({ captureDate }) => maskFor({ since: captureDate, until: captureDate }));
+    await Promise.all(masks.map((mask) => mask.load(...viewBox())));
+    const coarsest = Math.max(...masks.map((mask) => mask.minZoom ?? 0));
     overlay = new ChangeLayer(client.dsmChangeTileUrlTemplate({ after: pair.after.id, baseline: pair.baseline.id }), {
-      mask,
+      masks,
+      // Coarser than the surveys' own zooms the browser shrinks tiles rather than asking for none.
+      minNativeZoom: coarsest,
       maxZoom: 22,
       // Deeper than the DSM's own zooms the browser enlarges its tiles.
       maxNativeZoom: pair.after.maxZoom?.DetailDsm ?? 19,
@@ -192,13 +232,22 @@ export function setUpChangeLayer({
   return {
     hide: clear,
     async update({ keyChanged = false } = {}) {
-      if (!isStraightDown(getType()) && toggle.checked) toggle.checked = false;
-      if (!toggle.checked || keyChanged || !isStraightDown(getType())) {
-        if (overlay || keyChanged) await show();
+      // Heights are drawn on the straight-down layers: the switch waits, ticked or not, on a panorama.
+      const straight = isStraightDown(getType());
+      toggle.disabled = !straight;
+      toggleLabel.title = straight ? '' : 'The height change is drawn on Vert or TrueOrtho';
+      if (!toggle.checked || !straight) {
+        if (overlay) clear();
         return;
       }
-      if (overlay && mask) {
-        await mask.load(...viewBox());
+      const { date, compare } = getDates();
+      // Ticked on a panorama and back, a new key, or other dates: choose the pair again.
+      if (!overlay || keyChanged || shownFor !== `${date}|${compare}`) {
+        await show();
+        return;
+      }
+      if (overlay && masks.length > 0) {
+        await Promise.all(masks.map((mask) => mask.load(...viewBox())));
         (overlay as L.TileLayer as InternalTileLayer)._update();
       }
     },

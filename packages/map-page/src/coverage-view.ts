@@ -12,6 +12,7 @@ import {
   TILE_SIZE,
   type TileType,
 } from '@nadir/client';
+import { serverWorldOf } from './grids.js';
 
 /** The form's filters, as the client's tile and coverage calls take them. */
 export interface Filters extends DateFilters, TagFilters {}
@@ -108,8 +109,49 @@ export class CoverageMask {
     this.zoom = Math.max(0, nativeZoom - MASK_LEVELS);
   }
 
+  /**
+   * The box of the layer's surveys under the filters (its TileJSON's bounds, from the catalogue's
+   * groups), as a server-world box; null when none. Mask tiles outside it are known empty without
+   * asking: zoomed out, asking them all was a flood of 404s (issue 35).
+   */
+  #extent: Promise<WorldBox | null> | undefined;
+  /** The extent once known (undefined before): no tile outside it holds imagery. */
+  #box: WorldBox | null | undefined;
+  /**
+   * The coarsest zoom the surveys have (TileJSON's minzoom), once known: a layer draws coarser
+   * zooms from it, scaled, where the server would have nothing (or, far out, refuse) to draw.
+   */
+  minZoom: number | undefined;
+
+  #extentOf(): Promise<WorldBox | null> {
+    this.#extent ??= this.client.tileJson({ type: this.type, ...this.filters }).then(
+      ({ bounds, minzoom }) => {
+        this.minZoom = minzoom;
+        if (!bounds) {
+          this.#box = null;
+          return null;
+        }
+        const [west, south, east, north] = bounds;
+        const [x0, y0] = serverWorldOf(north, west);
+        const [x1, y1] = serverWorldOf(south, east);
+        this.#box = [x0, y0, x1, y1];
+        return this.#box;
+      },
+      (error: unknown) => {
+        this.#extent = undefined;
+        throw error;
+      },
+    );
+    return this.#extent;
+  }
+
   /** Loads the mask tiles under a server-world box (zoom-0 pixels); resolves once all are known. */
   async load(west: number, north: number, east: number, south: number): Promise<void> {
+    const extent = await this.#extentOf();
+    if (!extent) return;
+    [west, north] = [Math.max(west, extent[0]), Math.max(north, extent[1])];
+    [east, south] = [Math.min(east, extent[2]), Math.min(south, extent[3])];
+    if (!(west <= east && north <= south)) return;
     const scale = 2 ** this.zoom;
     const last = scale - 1;
     const clamp = (n: number) => Math.min(last, Math.max(0, Math.floor(n)));
@@ -161,6 +203,12 @@ export class CoverageMask {
    * once known).
    */
   covers(z: number, x: number, y: number): boolean {
+    if (this.#box === null) return false;
+    if (this.#box) {
+      const [west, north, east, south] = this.#box;
+      const side = TILE_SIZE / 2 ** z;
+      if (x * side > east || (x + 1) * side < west || y * side > south || (y + 1) * side < north) return false;
+    }
     const shift = z - this.zoom;
     // The tile's box in mask-zoom pixels; at least one pixel wide.
     const size = shift >= 0 ? TILE_SIZE / 2 ** shift : TILE_SIZE * 2 ** -shift;

@@ -28,6 +28,7 @@ import {
 } from './grids.js';
 import { COMPARE_PANE, setUpSwipe } from './swipe.js';
 import { MAX_ZOOM, makeLayer, refreshLayer, type TileTracker, trackTiles } from './tile-layers.js';
+import { setUpTimeline } from './timeline.js';
 
 const DEMO_VIEW = { zoom: 17, lat: 29.946, lon: -85.418 };
 const STORED_KEY = 'nadir.apikey';
@@ -59,14 +60,27 @@ function rememberKey(key: string): void {
   }
 }
 
+/**
+ * What the view cannot show, said on the map (it does not move it): stays until the cause is gone
+ * (the next update that works clears it) or the reader dismisses it.
+ */
 function showError(text: string): void {
-  const resized = message.hidden === Boolean(text);
-  message.textContent = text;
-  message.hidden = !text;
-  mapElement.dataset.error = text ? 'true' : 'false';
-  // The message sits above the map in the page's column: the map's height changed.
-  if (resized) map.invalidateSize();
+  if (!text && message.dataset.kind === 'notice') return;
+  say(text, 'error');
 }
+
+/** Something the reader did that cannot be done (a press, a draw): stays until dismissed or replaced. */
+function showNotice(text: string): void {
+  say(text, 'notice');
+}
+
+function say(text: string, kind: 'error' | 'notice'): void {
+  $('message-text').textContent = text;
+  message.hidden = !text;
+  message.dataset.kind = text ? kind : '';
+  mapElement.dataset.error = text && kind === 'error' ? 'true' : 'false';
+}
+$('message-close').addEventListener('click', () => say('', 'error'));
 
 const tags = (id: string) =>
   $<HTMLInputElement>(id)
@@ -114,7 +128,8 @@ divider.id = 'swipe-divider';
 divider.hidden = true;
 // The labels and the slider sit on the map, so they move with it when the download list or the
 // message takes room; the slider's presses must not pan the map.
-mapElement.append(divider, $('direction'), onScreen, $('swipe'));
+mapElement.append(divider, $('direction'), onScreen, $('swipe'), $('swipe-labels'), $('timeline'), message);
+L.DomEvent.disableClickPropagation($('timeline'));
 L.DomEvent.disableClickPropagation($('swipe'));
 const swipe = setUpSwipe(map, $<HTMLInputElement>('swipe'), divider);
 
@@ -200,7 +215,15 @@ async function place(which: Which, date: string, mask: CoverageMask): Promise<vo
   }
   dropLayer(which);
   const pane = which === 'compare' ? COMPARE_PANE : 'tilePane';
-  const layer = makeLayer({ client: client!, type: state.type, filters, nativeZoom, mask, pane });
+  const layer = makeLayer({
+    client: client!,
+    type: state.type,
+    filters,
+    nativeZoom,
+    minNativeZoom: mask.minZoom,
+    mask,
+    pane,
+  });
   shown[which] = { id, layer, tiles: trackTiles(layer, noteLoaded) };
   layer.addTo(map);
 }
@@ -222,25 +245,49 @@ function fillDates(
   select.value = chosen;
 }
 
-/** The survey drawn at the centre: X-Survey-Ids of the centre tile, named by its date. */
-async function describeCentre(surveys: Survey[], mask: CoverageMask, filters: Filters): Promise<void> {
+/** One side of the view for describeCentre: the main layer, or the compare layer of the swipe. */
+interface Side {
+  name: 'left' | 'right' | '';
+  filters: Filters;
+  mask: CoverageMask;
+}
+
+/**
+ * The surveys drawn at the centre, each side of the swipe: X-Survey-Ids of the centre tile, named
+ * by date ("On screen: 2025-10-20 (d3a5f7c1)"; with a swipe, "left ...; right ...").
+ */
+async function describeCentre(surveys: Survey[], sides: Side[]): Promise<void> {
   const z = Math.min(map.getZoom(), zooms[state.type] ?? MAX_ZOOM);
   const [u, v] = centre();
   const tile = { z, x: Math.floor(u * 2 ** (z - 8)), y: Math.floor(v * 2 ** (z - 8)) };
-  if (!mask.covers(tile.z, tile.x, tile.y)) {
-    onScreen.textContent = 'No imagery at the centre';
-    onScreen.dataset.surveys = '';
-    return;
+  const said: string[] = [];
+  const found: string[][] = [];
+  for (const side of sides) {
+    // A panorama's server tile z/x/y covers the same ground as the Vert one (decisions.md "Tiles").
+    const answer = side.mask.covers(tile.z, tile.x, tile.y)
+      ? await client!.tile({ type: state.type, tile, format: 'img', ...side.filters })
+      : null;
+    const ids = answer?.surveyIds ?? [];
+    found.push(ids);
+    const named = ids.map((id) => {
+      const survey = surveys.find((s) => s.id === id);
+      return survey ? `${survey.captureDate} (${id.slice(0, 8)})` : id.slice(0, 8);
+    });
+    const text = named.length > 0 ? named.join(', ') : 'nothing';
+    said.push(side.name ? `${side.name} ${text}` : text);
   }
-  // A panorama's server tile z/x/y covers the same ground as the Vert one (decisions.md "Tiles").
-  const answer = await client!.tile({ type: state.type, tile, format: 'img', ...filters });
-  const ids = answer?.surveyIds ?? [];
-  const named = ids.map((id) => {
-    const survey = surveys.find((s) => s.id === id);
-    return survey ? `${survey.captureDate} (${id.slice(0, 8)})` : id.slice(0, 8);
-  });
-  onScreen.textContent = ids.length > 0 ? `On screen: ${named.join(', ')}` : 'No imagery at the centre';
-  onScreen.dataset.surveys = ids.join(',');
+  const any = found.some((ids) => ids.length > 0);
+  onScreen.textContent = any ? `On screen: ${said.join('; ')}` : 'No imagery at the centre';
+  onScreen.dataset.surveys = (found[0] ?? []).join(',');
+  onScreen.dataset.compareSurveys = (found[1] ?? []).join(',');
+}
+
+/** The dates either side of the swipe, on the map beside the slider. */
+function labelSwipe(surveys: Survey[]): void {
+  const newest = surveys[0]?.captureDate;
+  $('swipe-left').textContent = state.date || (newest ? `latest (${newest})` : 'latest');
+  $('swipe-right').textContent = state.compare;
+  $('swipe-labels').hidden = !state.compare;
 }
 
 /** `data-tiles` says when every shown layer has its tiles (tests and scripts wait for it). */
@@ -257,6 +304,7 @@ async function update(): Promise<void> {
   syncHash();
   const key = keyInput.value.trim();
   if (!key) {
+    rememberKey('');
     removeLayers();
     showError('Enter an API key to see imagery.');
     return;
@@ -272,6 +320,8 @@ async function update(): Promise<void> {
     const filters = filtersFor(state.date);
     let surveys = await surveysAt(client, { lat, lon }, baseFilters(), ground());
     if (mine !== generation) return;
+    // The server took the key: worth remembering (a mistyped one never is).
+    rememberKey(key);
     // A drone survey has TrueOrtho and DetailDsm but no Vert: show its TrueOrtho rather than nothing.
     if (state.type === 'Vert' && surveys.length === 0) {
       const ortho = await surveysAt(client, { lat, lon }, baseFilters(), 'TrueOrtho');
@@ -294,10 +344,20 @@ async function update(): Promise<void> {
     if (state.compare) await place('compare', state.compare, maskFor(filtersFor(state.compare)));
     else dropLayer('compare');
     swipe.setActive(Boolean(state.compare));
+    labelSwipe(surveys);
     if (mine !== generation) return;
     noteLoaded();
     showError('');
-    await Promise.all([describeCentre(surveys, mask, filters), change.update({ keyChanged })]);
+    const sides: Side[] = [{ name: state.compare ? 'left' : '', filters, mask }];
+    if (state.compare) {
+      const compareFilters = filtersFor(state.compare);
+      sides.push({ name: 'right', filters: compareFilters, mask: maskFor(compareFilters) });
+    }
+    await Promise.all([
+      describeCentre(surveys, sides),
+      change.update({ keyChanged }),
+      timeline.show(client, surveys, state.date, isStraightDown(state.type)),
+    ]);
   } catch (error) {
     if (mine !== generation) return;
     removeLayers();
@@ -328,11 +388,19 @@ compareSelect.addEventListener('change', () => {
   state.compare = compareSelect.value;
   update();
 });
-keyInput.addEventListener('change', () => {
-  rememberKey(keyInput.value.trim());
-  update();
-});
+// The key is remembered once the server took it (update), never a mistyped one.
+keyInput.addEventListener('change', update);
 for (const id of ['since', 'until', 'include', 'exclude', 'hide-disasters']) $(id).addEventListener('change', update);
+
+const timeline = setUpTimeline({
+  map,
+  strip: $('timeline'),
+  choose(date) {
+    state.date = date;
+    dateSelect.value = date;
+    update();
+  },
+});
 
 const change = setUpChangeLayer({
   map,
@@ -340,10 +408,11 @@ const change = setUpChangeLayer({
   controls: $('controls'),
   getClient: () => client,
   getType: () => state.type,
+  getDates: () => ({ date: state.date, compare: state.compare }),
   centre: () => lonLatOf(centre()),
   maskFor,
   viewBox,
-  showError,
+  showError: showNotice,
 });
 
 setUpAreaDownload({
@@ -355,7 +424,7 @@ setUpAreaDownload({
   getClient: () => client,
   getFilters: baseFilters,
   canDraw: () => isStraightDown(state.type) && client !== null,
-  showError,
+  showError: showNotice,
 });
 
 showType(state.type, initial.centre, initial.zoom);

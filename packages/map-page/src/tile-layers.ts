@@ -42,6 +42,8 @@ export interface LayerSpec {
   type: TileType;
   filters: Filters;
   nativeZoom: number;
+  /** The coarsest zoom the surveys have: coarser zooms draw its tiles, scaled down. */
+  minNativeZoom?: number;
   mask: CoverageMask;
   pane: string;
 }
@@ -50,7 +52,7 @@ export interface LayerSpec {
  * A layer of one type and filter set. `nativeZoom` is the deepest zoom the surveys have for the
  * type; Leaflet scales those tiles up to MAX_ZOOM instead of asking for deeper ones (404s).
  */
-export function makeLayer({ client, type, filters, nativeZoom, mask, pane }: LayerSpec): L.TileLayer {
+export function makeLayer({ client, type, filters, nativeZoom, minNativeZoom, mask, pane }: LayerSpec): L.TileLayer {
   const panorama = !isStraightDown(type);
   return new NadirLayer('', {
     client,
@@ -61,6 +63,7 @@ export function makeLayer({ client, type, filters, nativeZoom, mask, pane }: Lay
     tileSize: panorama ? L.point(TILE, TILE * SQUASH) : TILE,
     maxZoom: MAX_ZOOM,
     maxNativeZoom: Math.min(nativeZoom, MAX_ZOOM),
+    ...(minNativeZoom === undefined ? {} : { minNativeZoom: Math.min(minNativeZoom, nativeZoom, MAX_ZOOM) }),
     noWrap: true,
     errorTileUrl: TRANSPARENT,
     ...(panorama ? { bounds: PANORAMA_WORLD } : {}),
