@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
+import sharp from 'sharp';
 import { aoiAround } from '../../packages/client/src/area.js';
 import { aoiLonLatBounds } from '../../src/geo/aoi.js';
-import { lonLatToMercator, resolutionAtZoom } from '../../src/geo/web-mercator.js';
+import { lonLatToMercator, resolutionAtZoom, tileBounds, tileForMercator } from '../../src/geo/web-mercator.js';
+import { terrainRgbHeight } from '../../src/height-tiles/height-styles.js';
 import { type DemoServer, startDemoServer } from '../client/demo-server.js';
 import { type DemoTown, demoTown } from '../support/demo-town.js';
 import { PROJECT_ROOT } from '../support/fixtures.js';
@@ -154,6 +156,47 @@ describe('the map page as a product', { skip: skipBrowser, timeout: 400_000 }, (
     ] as const)
       assert.ok(Math.abs(ours - server) < 2e-7, `${ours} vs ${server}`);
     await screenshot('square');
+  });
+
+  test('the 3D view: the heights as MapLibre terrain under Vert, from the map page at its view', async () => {
+    await open(hashFor('Vert', { zoom: 18, lat: 29.946, lon: -85.418 }));
+    const href = (await page.getAttribute('#view-3d', 'href')) ?? '';
+    assert.match(href, /^\/map\/terrain\.html#18\/29\.946\d*\/-85\.418\d*$/);
+    const mark = chrome.problems.length;
+    const requested: string[] = [];
+    const listen = (request: { url(): string }) => requested.push(request.url());
+    page.on('request', listen);
+    // The key the map page remembered (the server took it) is the 3D view's.
+    await page.goto(`${demo.url}${href}`);
+    await until("document.body.dataset.idle === 'yes'", 60_000);
+    page.off('request', listen);
+    const terrain = requested.filter((url) => url.includes('/tiles/v3/DetailDsm/terrain-rgb/'));
+    const imagery = requested.filter((url) => url.includes('/tiles/v3/Vert/'));
+    assert.ok(terrain.length > 0, 'terrain tiles asked for');
+    assert.ok(imagery.length > 0, 'imagery draped');
+    // The height MapLibre reads under the centre is the DSM's there: decode the terrain tile itself.
+    const height = Number(await page.getAttribute('body', 'data-centre-height'));
+    const z = 18;
+    const { x, y } = tileForMercator(...lonLatToMercator(-85.418, 29.946), z);
+    const [cx, cy] = lonLatToMercator(-85.418, 29.946);
+    const box = tileBounds({ z, x, y });
+    const tile = await fetch(`${demo.url}/tiles/v3/DetailDsm/terrain-rgb/${z}/${x}/${y}.png?apikey=${key}`);
+    const { data } = await sharp(Buffer.from(await tile.arrayBuffer()))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const px = Math.floor(((cx - box.minX) / (box.maxX - box.minX)) * 256);
+    const py = Math.floor(((box.maxY - cy) / (box.maxY - box.minY)) * 256);
+    const at = (py * 256 + px) * 3;
+    const expected = terrainRgbHeight(data[at] as number, data[at + 1] as number, data[at + 2] as number);
+    assert.ok(Math.abs(height - expected) < 1.5, `MapLibre's height ${height} m, the tile's ${expected} m`);
+    // SwiftShader's own notes (headless Chromium draws WebGL in software) are not the page's.
+    assert.deepEqual(
+      chrome.problems.slice(mark).filter((p) => !/GL Driver Message/.test(p)),
+      [],
+      'no console error, no 4xx',
+    );
+    assert.equal(await page.textContent('#terrain-note'), '');
+    await screenshot('3d');
   });
 
   test('zoomed out, no console error and no 4xx: the mask asks only within the surveys', async () => {

@@ -139,6 +139,9 @@ function centre(): WorldPoint {
 
 function syncHash(): void {
   writeHash({ ...state, zoom: map.getZoom(), centre: centre() });
+  // The 3D view opens at the same place (its hash: zoom/lat/lon).
+  const { lat, lon } = lonLatOf(centre());
+  $<HTMLAnchorElement>('view-3d').href = `/map/terrain.html#${map.getZoom()}/${lat}/${lon}`;
 }
 
 /** Shows a layer type centred on a server-world point, switching CRS when the grid changes. */

@@ -17,6 +17,9 @@ type MapPage = typeof import('@nadir/map-page');
 
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
 const LEAFLET_IMAGES = ['layers.png', 'layers-2x.png', 'marker-icon.png', 'marker-icon-2x.png', 'marker-shadow.png'];
+/** MapLibre GL's ES build, for the 3D view (terrain.html): its module, the two it loads, its styles. */
+const MAPLIBRE_DIST = join(dirname(createRequire(import.meta.url).resolve('maplibre-gl/package.json')), 'dist');
+const MAPLIBRE_FILES = ['maplibre-gl.mjs', 'maplibre-gl-shared.mjs', 'maplibre-gl-worker.mjs', 'maplibre-gl.css'];
 
 /**
  * The package's entry, imported when the page is set up rather than with this module, so that a
@@ -34,6 +37,7 @@ async function mapPage(): Promise<MapPage> {
 const TYPES: Readonly<Record<string, string>> = {
   html: 'text/html; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
+  mjs: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
   png: 'image/png',
 };
@@ -116,10 +120,21 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
   const served = [...built.page, ...built.client.map((name) => `client/${name}`)];
   for (const name of served) {
     let body: Buffer | string = await pageFile(page, name);
+    // Other pages (the 3D view) take the demo key as the map does.
+    if (name.endsWith('.html') && body.includes(page.DEMO_KEY_PLACEHOLDER))
+      body = fillIn(body.toString('utf8'), page.DEMO_KEY_PLACEHOLDER, meta, name);
     // The DsmChange legend draws the ramp the tiles are coloured with.
     if (name === page.CHANGE_RAMP_FILE)
       body = fillIn(body.toString('utf8'), page.CHANGE_RAMP_PLACEHOLDER, JSON.stringify(CHANGE_RAMP), name);
-    files.set(`/map/${name}`, { body, type: TYPES[name.split('.').pop()!]!, cacheControl: 'no-cache' });
+    const cacheControl = name.endsWith('.html') && options.demoApiKey ? 'private, no-cache' : 'no-cache';
+    files.set(`/map/${name}`, { body, type: TYPES[name.split('.').pop()!]!, cacheControl });
+  }
+  for (const name of MAPLIBRE_FILES) {
+    files.set(`/map/maplibre/${name}`, {
+      body: await readFile(join(MAPLIBRE_DIST, name)),
+      type: TYPES[name.split('.').pop()!]!,
+      cacheControl: 'public, max-age=86400',
+    });
   }
   const leaflet = [...['leaflet.js', 'leaflet.css'], ...LEAFLET_IMAGES.map((name) => `images/${name}`)];
   for (const name of leaflet) {
