@@ -113,9 +113,9 @@ function parameterEnum(document: OpenAPI3, path: string, name: string): unknown 
 }
 
 const COVERAGE = '/staticmap/v2/coverage.json';
-const TILE = '/tiles/v3/{contentType}/{z}/{x}/{file}';
+const TILE = '/tiles/v3/{contentType}/{z}/{x}/{y}.{format}';
 const DSM_CHANGE = '/staticmap/v2/surveys/{surveyId}/DsmChange.{format}';
-const IMAGERY = '/staticmap/v2/surveys/{surveyId}/{file}';
+const IMAGERY = '/staticmap/v2/surveys/{surveyId}/{type}.{format}';
 
 /** The text of packages/client/src/generated/facts.ts for the served document. */
 export function renderClientFacts(document: OpenAPI3): string {
@@ -143,7 +143,7 @@ export function renderClientFacts(document: OpenAPI3): string {
     ],
     [
       'TILE_FORMATS',
-      `The formats a tile's {file} ends in (GET ${TILE} x-nadir-tile-formats).`,
+      `The formats of a tile, its path's {format} (GET ${TILE} x-nadir-tile-formats).`,
       extension(document, TILE, 'x-nadir-tile-formats'),
     ],
     [
@@ -153,7 +153,7 @@ export function renderClientFacts(document: OpenAPI3): string {
     ],
     [
       'RASTER_FORMATS',
-      `The formats an image's {file} ends in (GET ${IMAGERY} x-nadir-raster-formats).`,
+      `The formats of an image, its path's {format} (GET ${IMAGERY} x-nadir-raster-formats).`,
       extension(document, IMAGERY, 'x-nadir-raster-formats'),
     ],
     [

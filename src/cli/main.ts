@@ -130,7 +130,10 @@ export async function main(
       return 2;
     }
     const message = isNadirError(error) || error instanceof Error ? error.message : String(error);
-    err.write(`nadir ${name}: ${shown(message)}\n`);
+    // Never `nadir ingest: ` and nothing: a library error without a message still says what it is.
+    const said =
+      message.trim() !== '' ? message : `${error instanceof Error ? error.name : typeof error} without a message`;
+    err.write(`nadir ${name}: ${shown(said)}\n`);
     if (env.NADIR_DEBUG && error instanceof Error) err.write(`${error.stack}\n`);
     return 1;
   } finally {

@@ -15,3 +15,22 @@ export function surveySummary(survey: Survey) {
     ),
   };
 }
+
+/** A survey for people to read (`nadir surveys show`): one fact a line, one line per asset. */
+export function surveyText(survey: Survey): string {
+  const zone = survey.timezone ? ` (${survey.timezone})` : '';
+  const lines = [
+    `survey    ${survey.id}  version ${survey.version}`,
+    `captured  ${survey.captureDate}${zone}, photos ${survey.firstPhotoTime} to ${survey.lastPhotoTime}`,
+    `tags      ${survey.tags.length > 0 ? survey.tags.join(', ') : '(none)'}`,
+    `ingested  ${survey.ingestedAt}`,
+  ];
+  const assets = Object.values(survey.assets).filter((asset) => asset !== undefined);
+  const width = Math.max(0, ...assets.map((asset) => asset.type.length));
+  for (const asset of assets) {
+    lines.push(
+      `  ${asset.type.padEnd(width)}  ${asset.gsd.toFixed(3)} m/px  zoom ${asset.minZoom}-${asset.maxZoom}  ${asset.width} x ${asset.height} px`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -8,6 +8,7 @@ import { access, rename, rm, writeFile } from 'node:fs/promises';
 import { NadirError, oneLine } from '../errors.js';
 import { type CogJob, writeGridCog } from './cog-writer.js';
 import { findBlackCollar } from './collar.js';
+import { firstReadError } from './read-check.js';
 import type { SourceRaster } from './source.js';
 
 /** Finds a source's black collar: its state raster at `state`, or `<state>.none` when there is none. */
@@ -50,13 +51,25 @@ export function noOutputMarker(output: string, job: IngestJob): string {
   return `${output}${job.kind === 'collar' ? '.none' : '.empty'}`;
 }
 
-/** What an error says in one line, GDAL's own message included, with the files it concerns. */
-function jobError(job: IngestJob, error: unknown): NadirError {
+/**
+ * What an error says in one line, GDAL's own message included, with the files it concerns. A
+ * multi-threaded GDAL call fails with no message (read-check.ts says why): the sources are then
+ * read again here to find the file, band and block GDAL cannot read, in GDAL's words.
+ */
+async function jobError(job: IngestJob, error: unknown): Promise<NadirError> {
   if (error instanceof NadirError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const files = job.kind === 'collar' ? job.source.path : job.cog.sources.map((s) => s.path).join(', ');
+  const paths = job.kind === 'collar' ? [job.source.path] : job.cog.sources.map((s) => s.path);
   const what = job.kind === 'collar' ? 'black collar' : job.label;
-  return new NadirError('INVALID_SOURCE', oneLine(`${what} of ${files}: ${message || 'GDAL failed'}`));
+  const message = error instanceof Error ? error.message : String(error);
+  if (message.trim() !== '')
+    return new NadirError('INVALID_SOURCE', oneLine(`${what} of ${paths.join(', ')}: ${message}`));
+  // The read error names its own file, which matters for a shard of several sources.
+  const unreadable = await firstReadError(paths).catch(() => undefined);
+  if (unreadable) return new NadirError('INVALID_SOURCE', oneLine(`${what}: ${unreadable}`));
+  return new NadirError(
+    'INVALID_SOURCE',
+    oneLine(`${what} of ${paths.join(', ')}: GDAL failed without a message, though every block of the sources reads`),
+  );
 }
 
 /** Where the job writes its output, locally. */
@@ -81,7 +94,7 @@ export async function runIngestJob(job: IngestJob, progress: (fraction: number) 
     return job.kind === 'collar' ? { kind: 'collar', found: done } : { kind: 'grid', written: done };
   } catch (error) {
     await rm(partial, { force: true });
-    throw jobError(job, error);
+    throw await jobError(job, error);
   }
 }
 

@@ -112,7 +112,11 @@ describe('map page as an imagery viewer over a nadir serve of its own', {
       const label = (await button.textContent()) ?? '';
       const [, size] = /\((\d+)x\1 px/.exec(label) ?? [];
       const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), button.click()]);
-      assert.equal(download.suggestedFilename(), `${newest.captureDate}_${newest.id}_${type}.tif`);
+      // The name carries the area (issue 35): the survey, type, point, radius and size.
+      assert.match(
+        download.suggestedFilename(),
+        new RegExp(`^${newest.captureDate}_${newest.id}_${type}_-?[\\d.]+,-?[\\d.]+_${radius}m_${size}px\\.tif$`),
+      );
       const path = join(demo.scratch, download.suggestedFilename());
       await download.saveAs(path);
       const { stdout } = await run('gdalinfo', ['-json', path]);

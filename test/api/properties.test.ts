@@ -45,6 +45,7 @@ import {
 } from './property-cases.js';
 import { changeCase, changeTileCase } from './property-change-cases.js';
 import { gisCase } from './property-gis-cases.js';
+import { heightTileCase } from './property-height-cases.js';
 
 const CENTRE = { lon: 10, lat: 45 };
 const FAR = { lon: 10.5, lat: 45.2 };
@@ -228,7 +229,7 @@ describe('API properties (fast-check)', () => {
       surveys: ingested.map((s) => ({
         id: s.id,
         raster: Object.keys(s.assets).filter((t) => ['DetailDsm', 'TrueOrtho', 'Vert'].includes(t)),
-        tiles: Object.keys(s.assets).filter((t) => ['Vert', 'North', 'South', 'East', 'West'].includes(t)),
+        tiles: Object.keys(s.assets).filter((t) => ['Vert', 'North', 'South', 'East', 'West', 'TrueOrtho'].includes(t)),
       })),
       unknownSurvey: '99999999-9999-4999-8999-999999999999',
       tileRanges,
@@ -403,6 +404,11 @@ describe('API properties (fast-check)', () => {
       '/tiles/v3/surveys/:surveyId/:contentType/:z/:x/:file',
       '/staticmap/v2/surveys/:surveyId/DsmChange.:format',
       '/tiles/v3/DsmChange/:z/:x/:file',
+      // The DetailDsm tiles and their TileJSON (property-height-cases.ts).
+      '/tiles/v3/DetailDsm/:style/:z/:x/:file',
+      '/tiles/v3/surveys/:surveyId/DetailDsm/:style/:z/:x/:file',
+      '/tiles/v3/DetailDsm/:style/tilejson.json',
+      '/tiles/v3/surveys/:surveyId/DetailDsm/:style/tilejson.json',
       // The docs' static files (and their redirect to /docs/): the traversal and wandering cases.
       '/docs/*',
       '/docs/static/index.html',
@@ -515,6 +521,7 @@ describe('API properties (fast-check)', () => {
   test('DsmChange downloads and tiles: every format, pair of surveys, token and threshold', async () => {
     await checkProperty('DsmChange', fc.asyncProperty(changeCase(world), property), 300);
     await checkProperty('DsmChange tiles', fc.asyncProperty(changeTileCase(world), property), 300);
+    await checkProperty('DetailDsm tiles', fc.asyncProperty(heightTileCase(world), property), 300);
   });
 
   test('operations, docs, the map page and paths that lead nowhere', async () => {

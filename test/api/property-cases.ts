@@ -295,7 +295,7 @@ export interface World {
 
 const RASTER_TYPES = ['DetailDsm', 'TrueOrtho', 'Vert'];
 const RASTER_FORMATS = ['tif', 'jpg', 'png', 'jgw', 'pgw', 'tfw'];
-const TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West'];
+const TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West', 'TrueOrtho'];
 const TILE_FORMATS = ['jpg', 'png', 'img'];
 const SURVEY_FIELDS = ['id', 'captureDate', 'firstPhotoTime', 'lastPhotoTime', 'pixelSizes', 'tags', 'maxZoom'];
 const MAX_LATITUDE = 85.0511287798066;
@@ -1172,7 +1172,7 @@ function tileCaseOf(world: World, bySurvey: boolean): fc.Arbitrary<ApiCase> {
       survey: surveyChoice(world),
       type: values(
         fc.constantFrom(...TILE_TYPES),
-        fc.constantFrom('vert', 'DetailDsm', 'TrueOrtho', 'Panorama', 'NORTH', ''),
+        fc.constantFrom('vert', 'DetailDsm', 'TRUEORTHO', 'Panorama', 'NORTH', ''),
         [8, 2, 1],
       ),
       address: addressChoice(world),
@@ -1266,6 +1266,14 @@ export const FIXED_ROUTES: ReadonlyArray<[string, string]> = [
   ['/map/tile-layers.js', 'text/javascript'],
   ['/map/swipe.js', 'text/javascript'],
   ['/map/area-download.js', 'text/javascript'],
+  ['/map/timeline.js', 'text/javascript'],
+  ['/map/terrain.js', 'text/javascript'],
+  ['/map/terrain.css', 'text/css'],
+  ['/map/terrain.html', 'text/html'],
+  ['/map/maplibre/maplibre-gl.mjs', 'text/javascript'],
+  ['/map/maplibre/maplibre-gl-shared.mjs', 'text/javascript'],
+  ['/map/maplibre/maplibre-gl-worker.mjs', 'text/javascript'],
+  ['/map/maplibre/maplibre-gl.css', 'text/css'],
   // @nadir/client's browser entry as the page serves it (the files its dist/index.js reaches).
   ...(await browserClientFiles()).map((name): [string, string] => [`/map/client/${name}`, 'text/javascript']),
   ['/map/leaflet/leaflet.js', 'text/javascript'],

@@ -31,7 +31,7 @@ import {
   type World,
 } from './property-cases.js';
 
-const TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West'];
+const TILE_TYPES = ['Vert', 'North', 'South', 'East', 'West', 'TrueOrtho'];
 const instant = (date: string) => `${date}T12:00:00Z`;
 
 /** `minLon,minLat,maxLon,maxLat`, ordered; refused: too few or many numbers, out of range, reversed. */
@@ -229,7 +229,7 @@ function targets(world: World): fc.Arbitrary<Target> {
     },
     {
       weight: 3,
-      arbitrary: fc.tuple(fc.constantFrom(...TILE_TYPES, 'TrueOrtho', 'vert'), fc.nat()).map(([type]) =>
+      arbitrary: fc.tuple(fc.constantFrom(...TILE_TYPES, 'TRUEORTHO', 'vert'), fc.nat()).map(([type]) =>
         TILE_TYPES.includes(type)
           ? target(`/tiles/v3/${type}/tilejson.json`, { query: FILTERS, dates: true, types: ['application/json'] })
           : target(`/tiles/v3/${type}/tilejson.json`, {

@@ -161,9 +161,9 @@ describe('DsmChange tiles', () => {
     assert.equal(await tilesCounted(), before + 1);
   });
 
-  test('the OpenAPI document lists both DsmChange endpoints', async () => {
+  test("the OpenAPI document lists both DsmChange endpoints, the tile's path as it reads: {y}.png", async () => {
     const document = (await (await town.api.get('/openapi.json')).json()) as { paths: Record<string, unknown> };
-    assert.ok(document.paths['/tiles/v3/DsmChange/{z}/{x}/{file}']);
+    assert.ok(document.paths['/tiles/v3/DsmChange/{z}/{x}/{y}.png']);
     assert.ok(Object.keys(document.paths).some((p) => p.includes('DsmChange.{format}')));
   });
 });

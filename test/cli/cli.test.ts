@@ -173,6 +173,12 @@ describe('nadir CLI', () => {
 
     const shown = JSON.parse((await nadir(env, 'surveys', 'show', survey.id, '--json')).stdout) as { tags: string[] };
     assert.deepEqual(shown.tags, ['disaster:flood']);
+    // Without --json, text for people: the issue saw JSON either way.
+    const text = (await nadir(env, 'surveys', 'show', survey.id)).stdout;
+    assert.throws(() => JSON.parse(text));
+    assert.match(text, new RegExp(`^survey +${survey.id} +version 1\n`));
+    assert.match(text, /^tags +disaster:flood$/m);
+    assert.match(text, /^ +TrueOrtho +0\.5\d\d m\/px +zoom \d+-\d+ +\d+ x \d+ px$/m);
 
     // What an ingest killed between making its version folder and moving a file in leaves.
     await mkdir(join(env.NADIR_DATA_DIR as string, 'surveys', survey.id, 'v7'));

@@ -96,7 +96,8 @@ export async function nadirClient(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [NADIR_CLIENT, ...args], {
-      env: { ...process.env, ...env },
+      // No user token file (~/.local/state/nadir-client) unless a test gives one: tests write no home.
+      env: { ...process.env, NADIR_TOKEN_FILE: '', ...env },
       maxBuffer: 16 << 20,
     });
     return { code: 0, stdout, stderr };

@@ -71,7 +71,8 @@ describe('downloads from a real nadir serve', () => {
     args.push('--types', 'TrueOrtho,DetailDsm', '--format', 'tif', '--out', out, '--progress');
     // Killed as soon as it has its token and has started writing.
     const child = spawn(process.execPath, [NADIR_CLIENT, ...args], {
-      env: { ...process.env, ...env },
+      // The folder's token file only, as nadirClient runs it: no user token file in the home.
+      env: { ...process.env, NADIR_TOKEN_FILE: '', ...env },
       stdio: 'ignore',
     });
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -93,7 +94,8 @@ describe('downloads from a real nadir serve', () => {
     const names = (await readdir(out)).filter((n) => !n.startsWith('.')).sort();
     assert.deepEqual(names, report.files.map((f) => f.file).sort());
     assert.equal(names.length, 6);
-    for (const file of names) assert.match(file, /^\d{4}-\d{2}-\d{2}_[0-9a-f-]{36}_(TrueOrtho|DetailDsm)\.tif$/);
+    for (const file of names)
+      assert.match(file, /^\d{4}-\d{2}-\d{2}_[0-9a-f-]{36}_(TrueOrtho|DetailDsm)_-85\.\d+,29\.\d+_\d+m_\d+px\.tif$/);
     assert.ok(names.every((n) => !n.endsWith('.part')));
     for (const file of report.files)
       assert.deepEqual((await gdalinfo(join(out, file.file))).size, [file.size, file.size]);
@@ -139,9 +141,11 @@ describe('downloads from a real nadir serve', () => {
     assert.equal(made.code, 0, made.stderr);
     const report = JSON.parse(made.stdout) as { cells: number; mosaics: { fileName: string; cells: number }[] };
     assert.equal(report.cells, 4);
-    assert.deepEqual(
-      report.mosaics.map((m) => [m.fileName, m.cells]),
-      [['2025-10-20_d3a5f7c1-6e2b-4c89-8f14-5b0a9e2c7d03_TrueOrtho.vrt', 4]],
+    assert.equal(report.mosaics.length, 1);
+    assert.equal(report.mosaics[0]?.cells, 4);
+    assert.match(
+      report.mosaics[0]?.fileName ?? '',
+      /^2025-10-20_d3a5f7c1-6e2b-4c89-8f14-5b0a9e2c7d03_TrueOrtho_-85\.\d+,29\.\d+_2x2cells\.vrt$/,
     );
     assert.equal(await demo.transactions(name), 4, 'one transaction per area');
     const vrt = join(out, report.mosaics[0]?.fileName as string);

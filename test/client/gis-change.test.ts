@@ -124,9 +124,11 @@ describe('GIS and DsmChange from a real nadir serve', () => {
     assert.equal(await demo.transactions(name), 1, 'tiles are not transactions');
   });
 
-  test('nadir-client change prints the destroyed house; stac search lists the town', async () => {
-    const { apiKey } = await demo.account('client-change-cli');
-    const env = { NADIR_URL: demo.url, NADIR_API_KEY: apiKey };
+  test('nadir-client change prints the destroyed house, billed once for both runs; stac search lists the town', async () => {
+    const { name, apiKey } = await demo.account('client-change-cli');
+    // The user's token file, as a home directory would hold it: the second run reuses the token.
+    const tokens = join(demo.scratch, 'state', 'nadir-client', 'tokens.json');
+    const env = { NADIR_URL: demo.url, NADIR_API_KEY: apiKey, NADIR_TOKEN_FILE: tokens };
     const point = `${HOUSE.point.lon},${HOUSE.point.lat}`;
     const json = await nadirClient(env, 'change', '--point', point, '--radius', '12', '--json');
     assert.equal(json.code, 0, json.stderr);
@@ -140,6 +142,8 @@ describe('GIS and DsmChange from a real nadir serve', () => {
     const text = await nadirClient(env, 'change', '--point', point, '--radius', '12');
     assert.equal(text.code, 0, text.stderr);
     assert.match(text.stdout, new RegExp(`^lost +${figures.loss.area.toLocaleString('en-US')} m²`, 'm'));
+    // The issue: every run of change was billed as a new transaction.
+    assert.equal(await demo.transactions(name), 1, 'two runs of change, one transaction');
     const stac = await nadirClient(env, 'stac', 'search', '--bbox', '-180,-85,180,85', '--limit', '2');
     assert.equal(stac.code, 0, stac.stderr);
     assert.equal(stac.stdout.trim().split('\n').length, 3);
@@ -155,7 +159,11 @@ describe('GIS and DsmChange from a real nadir serve', () => {
     const result = await nadirClient(env, ...args, '--out', out);
     assert.equal(result.code, 0, result.stderr);
     const files = (await readdir(out)).filter((file) => !file.startsWith('.')).sort();
-    assert.deepEqual(files, [`2025-10-20_${NEW}_DetailDsm.tif`, `2025-10-20_${NEW}_DsmChange_2025-04-02_${MID}.tif`]);
+    const area = `${point}_12m_80px`;
+    assert.deepEqual(files, [
+      `2025-10-20_${NEW}_DetailDsm_${area}.tif`,
+      `2025-10-20_${NEW}_DsmChange_2025-04-02_${MID}_${area}.tif`,
+    ]);
     const [dsm, change] = await Promise.all(files.map((file) => gdalinfo(join(out, file))));
     assert.deepEqual(change?.size, dsm?.size);
     assert.deepEqual(change?.geoTransform, dsm?.geoTransform);

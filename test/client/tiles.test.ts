@@ -131,6 +131,10 @@ describe('tiles from a real nadir serve', () => {
       '--json',
     );
     assert.equal(made.code, 0, made.stderr);
+    // Off a terminal too: the plan first, progress, and no listener warnings from the shared signal.
+    assert.match(made.stderr, /^.*town\.pmtiles: \d+ of \d+ tiles to fetch, up to [\d.]+ KB, about \d+ s at about /);
+    assert.match(made.stderr, /overall \[#{24}\] 100%/);
+    assert.doesNotMatch(made.stderr, /MaxListenersExceeded|Warning/);
     const bytes = new Uint8Array(await readFile(out));
     const source: Source = {
       getKey: () => out,

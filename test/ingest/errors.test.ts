@@ -1,6 +1,6 @@
 /** Bad manifests and bad sources: a clear error, and nothing written or visible. */
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import gdal from 'gdal-async';
@@ -39,6 +39,9 @@ describe('ingest rejects bad input and writes nothing', { skip: SKIP_REALDATA },
     two.geoTransform = [500000, 0.1, 0, 4000000, 0, -0.1];
     two.close();
     await writeFile(join(dir.path, 'notes.tif'), 'this is not a raster\n');
+    // A download cut short: the header and the first strips are there, so GDAL opens it and the
+    // source check passes; the warp meets the missing strips on one of GDAL's threads.
+    await writeFile(join(dir.path, 'truncated-dsm.tif'), (await readFile(DSM)).subarray(0, 200_000));
   });
   after(async () => {
     await services.close();
@@ -158,6 +161,26 @@ describe('ingest rejects bad input and writes nothing', { skip: SKIP_REALDATA },
       assert.deepEqual(await listAll(dataDir), [], 'no files left behind');
     });
   }
+
+  // It fails in the COG step, after the check: the survey stays invisible, and its staging is
+  // kept for a resumed run (as any ingest that fails midway), so no "nothing written" here.
+  test("a truncated GeoTIFF: the file and GDAL's own message", async () => {
+    const path = await writeManifest(dir.path, 'truncated', {
+      captureDate: '2024-01-01',
+      assets: { DetailDsm: 'truncated-dsm.tif' },
+    });
+    await assert.rejects(services.ingestor.ingestManifestFile(path), (error: unknown) => {
+      assert.ok(isNadirError(error), `a NadirError, got ${error}`);
+      assert.equal(error.code, 'INVALID_SOURCE');
+      // The issue saw `nadir ingest: ` and nothing else; GDAL said TIFFReadEncodedStrip failed.
+      assert.match(
+        error.message,
+        /truncated-dsm\.tif, band 1, block at pixel \(\d+, \d+\): TIFFReadEncodedStrip\(\) failed/,
+      );
+      return true;
+    });
+    assert.equal(await services.catalogue.count(), 0, 'no survey visible');
+  });
 
   test('a manifest that is not JSON', async () => {
     const path = join(dir.path, 'broken.json');

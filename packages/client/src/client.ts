@@ -5,7 +5,7 @@
  */
 import { type Aoi, checkAoi } from './area.js';
 import { type DsmChangeFiguresRequest, type DsmChangeTileRequest, dsmChangeTilePath } from './change.js';
-import { NadirUsageError, TransactionTokenError } from './errors.js';
+import { NadirApiError, NadirUsageError, TransactionTokenError } from './errors.js';
 import * as gis from './gis.js';
 import { type CoverageOptions, coverageParameters, oneOf } from './query.js';
 import { lendSignal, releasingWhenRead } from './request-signal.js';
@@ -269,7 +269,10 @@ export class NadirClient {
     try {
       response = await this.#get(path, params, true, signal);
     } catch (error) {
-      if ((error as { code?: string }).code === 'NO_IMAGERY') return undefined;
+      if (!(error instanceof NadirApiError)) throw error;
+      // A tile without imagery counts against the limit too: its headers keep the pacing right.
+      if (error.headers && error.status !== 429) this.#noteRateLimit(error.headers);
+      if (error.code === 'NO_IMAGERY') return undefined;
       throw error;
     }
     this.#noteRateLimit(response.headers);

@@ -29,6 +29,9 @@ export class NadirApiError extends Error {
   ) {
     super(message);
   }
+
+  /** The answer's headers (a 404 NO_IMAGERY tile carries the rate limit's as any tile does). */
+  headers: Headers | undefined;
 }
 
 /** 429 RATE_LIMITED, thrown only once the client stopped waiting (retries used up). */
@@ -85,7 +88,13 @@ export async function errorFromResponse(response: Response): Promise<NadirApiErr
     return new NadirApiError(response.status, `HTTP_${response.status}`, message, undefined, undefined, requestId);
   }
   const args = [response.status, body.code, body.error, body.parameter, body.reason, requestId] as const;
-  switch (body.code) {
+  const error = typedError(body.code, args);
+  error.headers = response.headers;
+  return error;
+}
+
+function typedError(code: string, args: Readonly<ConstructorParameters<typeof NadirApiError>>): NadirApiError {
+  switch (code) {
     case 'RATE_LIMITED':
       return new RateLimitedError(...args);
     case 'TRANSACTION_TOKEN_INVALID':

@@ -23,6 +23,7 @@ export type {
   StacSearchOptions,
 } from './stac.js';
 export * from './tile-grid.js';
+export * from './tile-pacer.js';
 export * from './token-store.js';
 export * from './types.js';
 export * from './waiting.js';

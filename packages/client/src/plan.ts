@@ -3,7 +3,7 @@
  * survey has, each at that type's native size from the coverage GSD (service-spec "Resolution
  * rule": types differ, so one size for all would over- or under-sample one of them).
  */
-import { type Aoi, type ImageSize, nativeImageSize } from './area.js';
+import { type Aoi, type ImageSize, nativeImageSize, pointParameter } from './area.js';
 import type { ImageryType, RasterFormat, RasterType, Survey } from './types.js';
 
 /** Generic in the type, so a plan of raster types stays typed as one (no DsmChange in it). */
@@ -15,8 +15,8 @@ export interface PlannedImage<T extends ImageryType = ImageryType> extends Image
   /** DsmChange: the earlier survey the change is counted from. */
   baseline?: { id: string; captureDate: string | undefined };
   /**
-   * `<captureDate>_<surveyId>_<type>.<format>`: sorts by date and says the survey and the type;
-   * DsmChange adds its baseline: `<date>_<survey>_DsmChange_<baselineDate>_<baseline>.<format>`.
+   * `<captureDate>_<surveyId>_<type>_<lon>,<lat>_<radius>m_<size>px.<format>` (imageFileName):
+   * everything the image is of, so a file is reused only for the very same request.
    */
   fileName: string;
 }
@@ -32,15 +32,24 @@ export interface DownloadPlan<T extends ImageryType = ImageryType> {
   missing: { surveyId: string; type: T }[];
 }
 
+/**
+ * A downloaded image's file name: it sorts by date and says the survey, the type (DsmChange adds
+ * its baseline's date and id), the AOI's point and radius and the pixel size, as
+ * `2025-04-02_<survey>_TrueOrtho_-85.4181766,29.94582896_50m_1000px.tif`. A folder can then hold
+ * several areas, and a file already there is reused only when it is the image asked for: a
+ * name without the area let a second area's download keep the first area's file.
+ */
 export function imageFileName(
   survey: Pick<Survey, 'id' | 'captureDate'>,
   type: ImageryType,
   format: RasterFormat,
+  of: { aoi: Aoi; size: number },
   baseline?: Pick<Survey, 'id' | 'captureDate'>,
 ): string {
   const date = survey.captureDate ? `${survey.captureDate}_` : '';
   const since = baseline ? `_${baseline.captureDate ? `${baseline.captureDate}_` : ''}${baseline.id}` : '';
-  return `${date}${survey.id}_${type}${since}.${format}`;
+  const area = `${pointParameter(of.aoi.point)}_${of.aoi.radius}m_${of.size}px`;
+  return `${date}${survey.id}_${type}${since}_${area}.${format}`;
 }
 
 /**
@@ -76,14 +85,15 @@ export function planDownload<T extends ImageryType>(
         missing.push({ surveyId: survey.id, type });
         continue;
       }
+      const size = nativeImageSize(aoi.radius, gsd);
       images.push({
         surveyId: survey.id,
         captureDate: survey.captureDate,
         type,
         format,
         ...(baseline ? { baseline: { id: baseline.id, captureDate: baseline.captureDate } } : {}),
-        fileName: imageFileName(survey, type, format, baseline),
-        ...nativeImageSize(aoi.radius, gsd),
+        fileName: imageFileName(survey, type, format, { aoi, size: size.size }, baseline),
+        ...size,
       });
     }
   }

@@ -69,3 +69,43 @@ async function keyFingerprint(apiKey: string): Promise<string> {
 export function tokenServes(stored: StoredToken | undefined, radius: number, now: number): stored is StoredToken {
   return stored !== undefined && stored.radius >= radius && now < stored.expiresAt - TOKEN_EXPIRY_MARGIN_MS;
 }
+
+/**
+ * Tokens held back from the stores behind until `commit()`: nadir-client commits once it is about
+ * to fetch imagery, so a coverage call that found nothing leaves no token file behind. A token is
+ * looked up in the held ones, then in each store in order; once committed, every new token is
+ * written through at once (a token about to be billed must outlive a killed process).
+ */
+export class HeldTokenStore implements TokenStore {
+  readonly #held = new Map<string, StoredToken>();
+  #committed = false;
+
+  constructor(private readonly stores: readonly TokenStore[]) {}
+
+  async get(scope: string): Promise<StoredToken | undefined> {
+    const held = this.#held.get(scope);
+    if (held) return held;
+    for (const store of this.stores) {
+      const found = await store.get(scope);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  async set(scope: string, token: StoredToken): Promise<void> {
+    if (!this.#committed) this.#held.set(scope, token);
+    else for (const store of this.stores) await store.set(scope, token);
+  }
+
+  async delete(scope: string): Promise<void> {
+    this.#held.delete(scope);
+    for (const store of this.stores) await store.delete(scope);
+  }
+
+  /** Writes the held tokens to every store, and every later one as it comes. */
+  async commit(): Promise<void> {
+    this.#committed = true;
+    for (const [scope, token] of this.#held) for (const store of this.stores) await store.set(scope, token);
+    this.#held.clear();
+  }
+}

@@ -8,7 +8,7 @@ import type { paths } from './generated/openapi.js';
 
 type CoverageGet = paths['/staticmap/v2/coverage.json']['get'];
 type DsmChangeGet = paths['/staticmap/v2/surveys/{surveyId}/DsmChange.{format}']['get'];
-type LocationTileGet = paths['/tiles/v3/{contentType}/{z}/{x}/{file}']['get'];
+type LocationTileGet = paths['/tiles/v3/{contentType}/{z}/{x}/{y}.{format}']['get'];
 
 /** GET /staticmap/v2/coverage.json's 200 body. */
 export type CoverageResponse = CoverageGet['responses'][200]['content']['application/json'];

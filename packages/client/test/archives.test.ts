@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { PMTiles, type Source, zxyToTileId } from 'pmtiles';
 import { FileTokenStore } from '../src/node/file-token-store.js';
 import { MbtilesStore } from '../src/node/mbtiles-store.js';
-import { buildPmtiles, tileIdOf } from '../src/node/pmtiles-writer.js';
+import { tileIdOf, writePmtiles } from '../src/node/pmtiles-writer.js';
 
 function memorySource(bytes: Uint8Array): Source {
   return {
@@ -46,18 +46,23 @@ describe('PMTiles v3', () => {
         tile: { z: 16, x: 1000 + (i % 200), y: 2000 + Math.floor(i / 200) },
         bytes: new TextEncoder().encode(`tile ${i}`),
       }));
-      const archive = new PMTiles(
-        memorySource(
-          buildPmtiles({
-            format: 'png',
-            bounds: { west: -1, south: -2, east: 3, north: 4 },
-            minZoom: 16,
-            maxZoom: 16,
-            metadata: { name: 'n' },
-            tiles,
-          }),
-        ),
-      );
+      // Through an MBTiles store, as an export writes them: in tile id order, read one at a time.
+      const store = new MbtilesStore(join(dir, `source-${count}.mbtiles`));
+      for (const { tile, bytes } of tiles) store.put(tile, bytes);
+      const path = join(dir, `archive-${count}.pmtiles`);
+      const size = await writePmtiles(path, {
+        format: 'png',
+        bounds: { west: -1, south: -2, east: 3, north: 4 },
+        minZoom: 16,
+        maxZoom: 16,
+        metadata: { name: 'n' },
+        tiles: store.tilesInTileIdOrder(),
+      });
+      store.close();
+      const written = await readFile(path);
+      assert.equal(written.length, size);
+      assert.equal(await stat(`${path}.data`).catch(() => 'gone'), 'gone', 'the data file is removed');
+      const archive = new PMTiles(memorySource(new Uint8Array(written)));
       const header = await archive.getHeader();
       assert.equal(header.specVersion, 3);
       assert.equal(header.tileType, 2);
@@ -72,6 +77,15 @@ describe('PMTiles v3', () => {
       assert.equal(await archive.getZxy(16, 999, 2000), undefined);
     });
   }
+
+  test('tiles out of tile id order are refused (the archive is clustered)', async () => {
+    const tiles = [
+      { tileId: 10, bytes: new Uint8Array([1]) },
+      { tileId: 5, bytes: new Uint8Array([2]) },
+    ];
+    const input = { format: 'png' as const, bounds: { west: 0, south: 0, east: 1, north: 1 }, minZoom: 0, maxZoom: 2 };
+    await assert.rejects(writePmtiles(join(dir, 'unordered.pmtiles'), { ...input, metadata: {}, tiles }), /ascending/);
+  });
 });
 
 describe('MBTiles store', () => {

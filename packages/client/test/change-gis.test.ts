@@ -88,7 +88,13 @@ describe('DsmChange', () => {
     const plan = planDownload(surveys, ['DsmChange'], 'tif', AOI);
     assert.deepEqual(
       plan.images.map((i) => [i.fileName, i.size, i.baseline?.id]),
-      [['2025-10-20_after-1_DsmChange_2024-03-14_before-1.tif', 80, 'before-1']],
+      [
+        [
+          '2025-10-20_after-1_DsmChange_2024-03-14_before-1_-85.41831106198826,29.94528969653108_12m_80px.tif',
+          80,
+          'before-1',
+        ],
+      ],
     );
     assert.deepEqual(
       plan.missing.map((m) => m.surveyId),
@@ -99,9 +105,9 @@ describe('DsmChange', () => {
     assert.deepEqual(
       chosen.images.map((i) => i.fileName),
       [
-        '2025-10-20_after-1_DsmChange_2024-03-14_before-1.png',
-        '2025-10-20_after-1_DetailDsm.png',
-        '2024-03-14_before-1_DetailDsm.png',
+        '2025-10-20_after-1_DsmChange_2024-03-14_before-1_-85.41831106198826,29.94528969653108_12m_80px.png',
+        '2025-10-20_after-1_DetailDsm_-85.41831106198826,29.94528969653108_12m_80px.png',
+        '2024-03-14_before-1_DetailDsm_-85.41831106198826,29.94528969653108_12m_96px.png',
       ],
     );
   });

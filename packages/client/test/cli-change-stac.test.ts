@@ -34,13 +34,17 @@ const server: Handler = (url) => {
   return new Response(body, { headers: { 'content-length': String(body.length) } });
 };
 
-async function run(argv: string[], handler: Handler) {
+async function run(
+  argv: string[],
+  handler: Handler,
+  env: Record<string, string> = { NADIR_URL: 'http://nadir.test', NADIR_API_KEY: 'k' },
+) {
   const fake = fakeFetch(handler);
   let stdout = '';
   let stderr = '';
   const time = fakeTime();
   const context: CliContext = {
-    env: { NADIR_URL: 'http://nadir.test', NADIR_API_KEY: 'k' },
+    env,
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text), isTTY: false },
     clock: time.clock,
@@ -74,6 +78,26 @@ describe('nadir-client change', () => {
     assert.equal(figures.searchParams.has('baseline'), false, "the server's default baseline");
   });
 
+  test('a second run for the same area reuses the stored token: one transaction, not one a run', async () => {
+    const tokens = join(dir, 'state', 'tokens.json');
+    let issued = 0;
+    const issuing: Handler = (url) => {
+      // Every coverage call hands out a new token, as the server does.
+      if (url.pathname === '/staticmap/v2/coverage.json') return coveragePage(url, SURVEYS, `tok-${++issued}`);
+      return server(url, 0);
+    };
+    const env = { NADIR_URL: 'http://nadir.test', NADIR_API_KEY: 'k', NADIR_TOKEN_FILE: tokens };
+    const first = await run(['change', ...HOUSE], issuing, env);
+    const second = await run(['change', ...HOUSE], issuing, env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(second.code, 0, second.stderr);
+    const used = [first, second].map((r) => r.calls.at(-1)?.url.searchParams.get('transactionToken'));
+    assert.deepEqual(used, ['tok-1', 'tok-1']);
+    // Without a home or NADIR_TOKEN_FILE nothing is kept, and each run is billed on its own.
+    const bare = await run(['change', ...HOUSE], issuing);
+    assert.equal(bare.calls.at(-1)?.url.searchParams.get('transactionToken'), `tok-${issued}`);
+  });
+
   test('--json prints the figures; --after and --baseline are sent; mistakes exit 2, refusals 1 with the code', async () => {
     const result = await run(['change', ...HOUSE, '--after', 'after', '--baseline', 'before', '--json'], server);
     assert.equal(result.code, 0, result.stderr);
@@ -99,9 +123,9 @@ describe('nadir-client download --types DsmChange', () => {
     const result = await run(['download', ...HOUSE, '--types', 'DsmChange,DetailDsm', '--out', out, '--json'], server);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual((await readdir(out)).filter((f) => !f.startsWith('.')).sort(), [
-      '2025-04-02_before_DetailDsm.tif',
-      '2025-10-20_after_DetailDsm.tif',
-      '2025-10-20_after_DsmChange_2025-04-02_before.tif',
+      '2025-04-02_before_DetailDsm_-85.418,29.945_12m_96px.tif',
+      '2025-10-20_after_DetailDsm_-85.418,29.945_12m_80px.tif',
+      '2025-10-20_after_DsmChange_2025-04-02_before_-85.418,29.945_12m_80px.tif',
     ]);
     const change = result.calls.find((c) => c.url.pathname.includes('DsmChange'))?.url as URL;
     assert.equal(change.searchParams.get('baseline'), 'before');

@@ -64,6 +64,9 @@ describe('nadir-client', () => {
       ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.mbtiles', '--since', 'last week'],
       ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.mbtiles', '--include', 'a,,b'],
       ['tiles', 'export', '--bbox', '0,0,1,1', '--zoom', '18', '--out', 'x.mbtiles', '--survey', '../etc'],
+      // The issue: these exited 1 after a coverage call; the docs say a usage mistake is 2.
+      ['download', '--point', '1,2', '--radius', '5', '--out', dir, '--since', 'yesterday'],
+      ['coverage', '--point', '1,2', '--radius', '5', '--until', '2025-13'],
     ];
     for (const argv of cases) {
       const result = await run(argv, imageryServer);
@@ -118,39 +121,86 @@ describe('nadir-client', () => {
     const names = (await readdir(out)).sort();
     assert.deepEqual(names, [
       '.nadir-tokens.json',
-      '2024-03-14_old_TrueOrtho.tif',
-      '2025-10-20_new_DetailDsm.tif',
-      '2025-10-20_new_TrueOrtho.tif',
+      '2024-03-14_old_TrueOrtho_-85.4,29.9_50m_667px.tif',
+      '2025-10-20_new_DetailDsm_-85.4,29.9_50m_333px.tif',
+      '2025-10-20_new_TrueOrtho_-85.4,29.9_50m_667px.tif',
     ]);
     assert.equal(
-      await readFile(join(out, '2025-10-20_new_DetailDsm.tif'), 'utf8'),
+      await readFile(join(out, '2025-10-20_new_DetailDsm_-85.4,29.9_50m_333px.tif'), 'utf8'),
       '/staticmap/v2/surveys/new/DetailDsm.tif 333x333',
     );
     assert.equal(
-      await readFile(join(out, '2025-10-20_new_TrueOrtho.tif'), 'utf8'),
+      await readFile(join(out, '2025-10-20_new_TrueOrtho_-85.4,29.9_50m_667px.tif'), 'utf8'),
       '/staticmap/v2/surveys/new/TrueOrtho.tif 667x667',
     );
     assert.deepEqual(JSON.parse(first.stdout).missing, [{ surveyId: 'old', type: 'DetailDsm' }]);
 
     // As if killed: one file half written, one gone.
-    await rm(join(out, '2024-03-14_old_TrueOrtho.tif'));
-    await writeFile(join(out, '2024-03-14_old_TrueOrtho.tif.part'), 'half');
-    await rm(join(out, '2025-10-20_new_DetailDsm.tif'));
+    await rm(join(out, '2024-03-14_old_TrueOrtho_-85.4,29.9_50m_667px.tif'));
+    await writeFile(join(out, '2024-03-14_old_TrueOrtho_-85.4,29.9_50m_667px.tif.part'), 'half');
+    await rm(join(out, '2025-10-20_new_DetailDsm_-85.4,29.9_50m_333px.tif'));
     const second = await run(argv, imageryServer);
     assert.equal(second.code, 0, second.stderr);
     const files = JSON.parse(second.stdout).files as { file: string; outcome: string }[];
     assert.deepEqual(
       files.map((f) => [f.file, f.outcome]),
       [
-        ['2025-10-20_new_TrueOrtho.tif', 'skipped'],
-        ['2025-10-20_new_DetailDsm.tif', 'downloaded'],
-        ['2024-03-14_old_TrueOrtho.tif', 'downloaded'],
+        ['2025-10-20_new_TrueOrtho_-85.4,29.9_50m_667px.tif', 'skipped'],
+        ['2025-10-20_new_DetailDsm_-85.4,29.9_50m_333px.tif', 'downloaded'],
+        ['2024-03-14_old_TrueOrtho_-85.4,29.9_50m_667px.tif', 'downloaded'],
       ],
     );
     assert.ok(!(await readdir(out)).some((name) => name.endsWith('.part')));
     const imagery = second.calls.filter((c) => c.url.pathname.startsWith('/staticmap/v2/surveys/'));
     assert.equal(imagery.length, 2);
     assert.ok(imagery.every((c) => c.url.searchParams.get('transactionToken') === 'tok'));
+  });
+
+  test("a second area into the same folder gets its own files, not the first area's", async () => {
+    const out = join(dir, 'two-areas');
+    const first = await run(['download', '--point', '-85.4,29.9', '--radius', '50', '--out', out], imageryServer);
+    assert.equal(first.code, 0, first.stderr);
+    const second = await run(
+      ['download', '--point', '-85.41,29.91', '--radius', '50', '--out', out, '--json'],
+      imageryServer,
+    );
+    assert.equal(second.code, 0, second.stderr);
+    const files = JSON.parse(second.stdout).files as { file: string; outcome: string }[];
+    assert.ok(
+      files.every((f) => f.outcome === 'downloaded' && f.file.includes('_-85.41,29.91_50m_')),
+      JSON.stringify(files),
+    );
+    // A smaller radius of the first point is another image too (another size, another ground).
+    const smaller = await run(
+      ['download', '--point', '-85.4,29.9', '--radius', '40', '--out', out, '--json'],
+      imageryServer,
+    );
+    const smallerFiles = JSON.parse(smaller.stdout).files as { file: string; outcome: string }[];
+    assert.ok(
+      smallerFiles.every((f) => f.outcome === 'downloaded'),
+      JSON.stringify(smallerFiles),
+    );
+    assert.equal((await readdir(out)).filter((name) => name.endsWith('.tif')).length, 9);
+  });
+
+  test('download with no survey in the area exits 1, says so, and leaves no token file', async () => {
+    const out = join(dir, 'nothing');
+    const empty: Handler = (url) => coveragePage(url, [], 'unused-token');
+    const result = await run(['download', '--point', '1,2', '--radius', '50', '--out', out], empty);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /^nadir-client download: no survey covers this area/m);
+    assert.deepEqual(await readdir(out).catch(() => []), [], 'no token file, no folder contents');
+  });
+
+  test('download of a type no survey has there exits 1 after fetching the rest', async () => {
+    const out = join(dir, 'no-vert');
+    const result = await run(
+      ['download', '--point', '1,2', '--radius', '50', '--types', 'TrueOrtho,Vert', '--out', out],
+      imageryServer,
+    );
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no survey has Vert here/);
+    assert.equal((await readdir(out)).filter((name) => name.endsWith('.tif')).length, 2);
   });
 
   test('--progress prints a line per file and the overall share on stderr', async () => {
@@ -160,7 +210,7 @@ describe('nadir-client', () => {
       imageryServer,
     );
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /2025-10-20_new_TrueOrtho\.tif: downloaded, \d+ B \(\d\/3 files\)/);
+    assert.match(result.stderr, /2025-10-20_new_TrueOrtho_1,2_50m_667px\.tif: downloaded, \d+ B \(\d\/3 files\)/);
     assert.match(result.stderr, /overall \[#+\] 100% 3\/3 files/);
     assert.match(result.stdout, /3 files in .*: 3 downloaded/);
   });

@@ -16,7 +16,7 @@ describe('sizes and areas', () => {
     assert.throws(() => nativeImageSize(50, 0), NadirUsageError);
   });
 
-  test('a download plan has one file per survey and type the survey has, named by date, survey and type', () => {
+  test('a download plan has one file per survey and type the survey has, named by date, survey, type, area and size', () => {
     const surveys = [
       { id: 'b', captureDate: '2025-10-20', pixelSizes: { TrueOrtho: 0.15, DetailDsm: 0.3 } },
       { id: 'a', captureDate: '2024-03-14', pixelSizes: { TrueOrtho: 0.2 } },
@@ -25,9 +25,9 @@ describe('sizes and areas', () => {
     assert.deepEqual(
       plan.images.map((i) => [i.fileName, i.size]),
       [
-        ['2025-10-20_b_TrueOrtho.tif', 400],
-        ['2025-10-20_b_DetailDsm.tif', 200],
-        ['2024-03-14_a_TrueOrtho.tif', 300],
+        ['2025-10-20_b_TrueOrtho_0,0_30m_400px.tif', 400],
+        ['2025-10-20_b_DetailDsm_0,0_30m_200px.tif', 200],
+        ['2024-03-14_a_TrueOrtho_0,0_30m_300px.tif', 300],
       ],
     );
     assert.deepEqual(plan.missing, [{ surveyId: 'a', type: 'DetailDsm' }]);

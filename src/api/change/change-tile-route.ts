@@ -9,8 +9,9 @@ import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
+import { documentedPath } from '../http/openapi.js';
 import { setHeaders, tileAdmission } from '../tiles/tile-route.js';
-import { changeTileRouteSchema } from './change-tile-schema.js';
+import { ChangeTileDocumentedParamsSchema, changeTileRouteSchema } from './change-tile-schema.js';
 
 /** A static path: fastify's router prefers it to `/tiles/v3/:contentType/...`, and the tile lane leaves it alone. */
 export const CHANGE_TILE_PATH = '/tiles/v3/DsmChange/:z/:x/:file';
@@ -28,7 +29,11 @@ export function registerChangeTileRoute(app: FastifyInstance, parts: ChangeTileR
   const { keys, tiles, changeTiles, clock } = parts;
   app.get(
     CHANGE_TILE_PATH,
-    { schema: changeTileRouteSchema, onRequest: tileAdmission(keys, tiles) },
+    {
+      schema: changeTileRouteSchema,
+      config: documentedPath('/tiles/v3/DsmChange/:z/:x/{y}.png', ChangeTileDocumentedParamsSchema),
+      onRequest: tileAdmission(keys, tiles),
+    },
     async (request, reply) => {
       const query = request.query as ChangeTileQueryString;
       const parsed = parseChangeTileQuery(request.params as ChangeTilePath, query, () => utcDate(clock()));

@@ -4,14 +4,28 @@ import { ErrorBodySchema } from '../http/schemas.js';
 import { LocationTileQuerySchema } from '../tiles/tile-schema.js';
 
 /** `/tiles/v3/DsmChange/{z}/{x}/{y}.png`: validation and OpenAPI in one. */
+// The demo town's middle at z19 (http/demo-examples.ts's point): its tile has change in it.
+const zoom = Type.String({ description: 'Zoom, 0 to 24.', examples: ['19'] });
+const column = Type.String({
+  description: 'Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).',
+  examples: ['137744'],
+});
+
 export const ChangeTileParamsSchema = Type.Object({
-  z: Type.String({ description: 'Zoom, 0 to 24.', examples: ['18'] }),
-  x: Type.String({ description: 'Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).' }),
+  z: zoom,
+  x: column,
   file: Type.String({
     maxLength: 32,
     description: '{y}.png: y the tile row (0 at the top).',
-    examples: ['107331.png'],
+    examples: ['216399.png'],
   }),
+});
+
+/** The same as the OpenAPI document shows them, `{y}.png` as the path reads (http/openapi.ts documentedPath). */
+export const ChangeTileDocumentedParamsSchema = Type.Object({
+  z: zoom,
+  x: column,
+  y: Type.String({ description: 'Tile row, 0 to 2^z - 1, 0 at the top.', examples: ['216399'] }),
 });
 
 const { mosaic: _, ...filters } = LocationTileQuerySchema.properties;

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { CONTENT_TYPES, RASTER_TYPES } from '../../catalogue/survey.js';
 import { DEFAULT_LIMIT, MAX_LIMIT, SURVEY_FIELDS } from '../../coverage/coverage-request.js';
 import { MAX_RADIUS } from '../../geo/aoi.js';
+import { DEMO_POINT, DEMO_SINCE, DEMO_UNTIL } from '../http/demo-examples.js';
 import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 /** Request and response of GET /staticmap/v2/coverage.json: validation and OpenAPI in one. */
@@ -13,7 +14,7 @@ export const CoverageQuerySchema = Type.Object({
   point: Type.String({
     description:
       'Centre of the AOI: `longitude,latitude` in WGS84 decimal degrees (latitude within the Web Mercator limit, +-85.0511).',
-    examples: ['-89.5417,44.1188'],
+    examples: [DEMO_POINT],
   }),
   radius: Type.Number({
     minimum: 1,
@@ -29,13 +30,13 @@ export const CoverageQuerySchema = Type.Object({
     Type.String({
       description:
         'Only surveys captured on or after this date: `YYYY-MM-DD`, or an age such as `24M`, `2Y`, `30D` (months, years, days before today, UTC).',
-      examples: ['2020-01-01', '24M'],
+      examples: [DEMO_SINCE, '36M'],
     }),
   ),
   until: Type.Optional(
     Type.String({
       description: 'Only surveys captured on or before this date: `YYYY-MM-DD` or an age as for `since`.',
-      examples: ['2024-12-31'],
+      examples: [DEMO_UNTIL],
     }),
   ),
   filter: Type.Optional(

@@ -17,8 +17,14 @@ import {
 import { byteRange } from '../http/byte-range.js';
 import { sendFailure } from '../http/error-handling.js';
 import { failure } from '../http/error-table.js';
+import { documentedPath } from '../http/openapi.js';
 import { abandonedSignal, addServerTiming, timedStep } from '../http/request-lifecycle.js';
-import { type ImageryParamsSchema, type ImageryQuerySchema, imageryRouteSchema } from './imagery-schema.js';
+import {
+  ImageryDocumentedParamsSchema,
+  type ImageryParamsSchema,
+  type ImageryQuerySchema,
+  imageryRouteSchema,
+} from './imagery-schema.js';
 import { RenderedFiles } from './rendered-files.js';
 
 export const IMAGERY_PATH = '/staticmap/v2/surveys/:surveyId/:file';
@@ -67,7 +73,8 @@ function noImagery(surveyId: string, type: RasterType): NadirError {
 export function registerImageryRoute(app: FastifyInstance, parts: ImageryRouteParts): void {
   const { tokens, accounts, catalogue, raster, clock } = parts;
   const files = new RenderedFiles(clock);
-  app.get(IMAGERY_PATH, { schema: imageryRouteSchema }, async (request, reply) => {
+  const config = documentedPath('/staticmap/v2/surveys/:surveyId/{type}.{format}', ImageryDocumentedParamsSchema);
+  app.get(IMAGERY_PATH, { schema: imageryRouteSchema, config }, async (request, reply) => {
     const params = request.params as Static<typeof ImageryParamsSchema>;
     const query = request.query as Static<typeof ImageryQuerySchema>;
     const { type, format } = parseImageryFile(params.file);

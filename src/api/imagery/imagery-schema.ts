@@ -2,10 +2,17 @@ import { Type } from '@sinclair/typebox';
 import { RASTER_TYPES } from '../../catalogue/survey.js';
 import { MAX_RADIUS } from '../../geo/aoi.js';
 import { RASTER_FORMATS } from '../../raster/index.js';
-import { ErrorBodySchema } from '../http/schemas.js';
+import { DEMO_POINT, DEMO_SURVEY_ID } from '../http/demo-examples.js';
+import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
+
+const SurveyIdSchema = Type.String({
+  maxLength: 128,
+  description: 'A survey id from the coverage response.',
+  examples: [DEMO_SURVEY_ID],
+});
 
 export const ImageryParamsSchema = Type.Object({
-  surveyId: Type.String({ maxLength: 128, description: 'A survey id from the coverage response.' }),
+  surveyId: SurveyIdSchema,
   file: Type.String({
     maxLength: 64,
     description: `{type}.{format}: type ${RASTER_TYPES.join(' | ')}, format ${RASTER_FORMATS.join(' | ')}.`,
@@ -13,16 +20,30 @@ export const ImageryParamsSchema = Type.Object({
   }),
 });
 
+/**
+ * The same parameters as the OpenAPI document shows them, `{type}.{format}` as the specification
+ * writes the path (http/openapi.ts documentedPath): the router reads them from `{file}` above.
+ */
+export const ImageryDocumentedParamsSchema = Type.Object({
+  surveyId: SurveyIdSchema,
+  type: StringEnum(RASTER_TYPES, { description: 'The content type.', examples: ['TrueOrtho'] }),
+  format: StringEnum(RASTER_FORMATS, {
+    description: 'tif (GeoTIFF, EPSG:3857), jpg, png, or the world file of either (jgw, pgw, tfw).',
+    examples: ['tif'],
+  }),
+});
+
 export const ImageryQuerySchema = Type.Object({
   transactionToken: Type.String({ minLength: 1, description: 'The token from the coverage call for this AOI.' }),
   point: Type.String({
     description: '`longitude,latitude`: must equal the point of the coverage call (within 1e-7 degrees).',
-    examples: ['-89.5417,44.1188'],
+    examples: [DEMO_POINT],
   }),
   radius: Type.Number({
     minimum: 1,
     maximum: MAX_RADIUS,
     description: "Ground metres, at most the coverage call's radius. The image covers 2 x radius metres.",
+    examples: [50],
   }),
   size: Type.String({
     description: '`{width}x{height}`, square, 1..5000. Ground GSD = 2 x radius / width.',

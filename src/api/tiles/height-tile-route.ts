@@ -9,7 +9,13 @@ import {
 import type { HeightTiles } from '../../height-tiles/height-tiles.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
-import { heightTileRouteSchema, surveyHeightTileRouteSchema } from './height-tile-schema.js';
+import { documentedPath } from '../http/openapi.js';
+import {
+  HeightTileDocumentedParamsSchema,
+  heightTileRouteSchema,
+  SurveyHeightTileDocumentedParamsSchema,
+  surveyHeightTileRouteSchema,
+} from './height-tile-schema.js';
 import { setHeaders, tileAdmission } from './tile-route.js';
 
 /**
@@ -30,11 +36,12 @@ export interface HeightTileRouteParts {
 /** GET the DetailDsm tiles: thin adapters over the height tile core (src/height-tiles/). */
 export function registerHeightTileRoutes(app: FastifyInstance, parts: HeightTileRouteParts): void {
   const { keys, tiles, heightTiles, clock } = parts;
-  for (const [path, schema] of [
-    [HEIGHT_TILE_PATH, heightTileRouteSchema],
-    [SURVEY_HEIGHT_TILE_PATH, surveyHeightTileRouteSchema],
+  for (const [path, schema, documented] of [
+    [HEIGHT_TILE_PATH, heightTileRouteSchema, HeightTileDocumentedParamsSchema],
+    [SURVEY_HEIGHT_TILE_PATH, surveyHeightTileRouteSchema, SurveyHeightTileDocumentedParamsSchema],
   ] as const) {
-    app.get(path, { schema, onRequest: tileAdmission(keys, tiles) }, async (request, reply) => {
+    const config = documentedPath(path.replace(':file', '{y}.png'), documented);
+    app.get(path, { schema, config, onRequest: tileAdmission(keys, tiles) }, async (request, reply) => {
       const query = request.query as HeightTileQueryString;
       const parsed = parseHeightTileQuery(request.params as HeightTilePath, query, () => utcDate(clock()));
       const answer = await heightTiles.answer(callerOf(request), parsed, {

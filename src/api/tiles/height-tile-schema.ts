@@ -22,10 +22,14 @@ const address = {
 };
 
 export const HeightTileParamsSchema = Type.Object(address);
-export const SurveyHeightTileParamsSchema = Type.Object({
-  surveyId: Type.String({ maxLength: 128, description: 'A survey id from the coverage response.' }),
-  ...address,
-});
+
+/** `{y}.png` as the document shows it (http/openapi.ts documentedPath); the router reads `{file}`. */
+const { file: _file, ...documentedAddress } = address;
+const y = Type.String({ description: 'Tile row, 0 to 2^z - 1, 0 at the top.', examples: ['216399'] });
+export const HeightTileDocumentedParamsSchema = Type.Object({ ...documentedAddress, y });
+const surveyId = Type.String({ maxLength: 128, description: 'A survey id from the coverage response.' });
+export const SurveyHeightTileParamsSchema = Type.Object({ surveyId, ...address });
+export const SurveyHeightTileDocumentedParamsSchema = Type.Object({ surveyId, ...documentedAddress, y });
 
 const { mosaic: _, ...filters } = LocationTileQuerySchema.properties;
 const ramp = (bound: string) =>

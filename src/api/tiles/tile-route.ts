@@ -1,11 +1,18 @@
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
 import { parseTileQuery, type TilePath, type TileQuery, type TileQueryString } from '../../tiles/tile-query.js';
 import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, authenticate, callerOf, keyIsInUrl } from '../http/auth.js';
+import { documentedPath } from '../http/openapi.js';
 import { addServerTiming } from '../http/request-lifecycle.js';
-import { locationTileRouteSchema, surveyTileRouteSchema } from './tile-schema.js';
+import {
+  LocationTileDocumentedParamsSchema,
+  locationTileRouteSchema,
+  SurveyTileDocumentedParamsSchema,
+  surveyTileRouteSchema,
+} from './tile-schema.js';
 
 export const LOCATION_TILE_PATH = '/tiles/v3/:contentType/:z/:x/:file';
 export const SURVEY_TILE_PATH = '/tiles/v3/surveys/:surveyId/:contentType/:z/:x/:file';
@@ -107,6 +114,23 @@ export function registerTileRoutes(app: FastifyInstance, { keys, tiles, clock }:
       reply,
       parseTileQuery(request.params as TilePath, request.query as TileQueryString, () => utcDate(clock())),
     );
-  app.get(LOCATION_TILE_PATH, { schema: locationTileRouteSchema, onRequest: admit }, handler);
-  app.get(SURVEY_TILE_PATH, { schema: surveyTileRouteSchema, onRequest: admit }, handler);
+  const documented = (path: string, params: TSchema) => documentedPath(path.replace(':file', '{y}.{format}'), params);
+  app.get(
+    LOCATION_TILE_PATH,
+    {
+      schema: locationTileRouteSchema,
+      config: documented(LOCATION_TILE_PATH, LocationTileDocumentedParamsSchema),
+      onRequest: admit,
+    },
+    handler,
+  );
+  app.get(
+    SURVEY_TILE_PATH,
+    {
+      schema: surveyTileRouteSchema,
+      config: documented(SURVEY_TILE_PATH, SurveyTileDocumentedParamsSchema),
+      onRequest: admit,
+    },
+    handler,
+  );
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { EXTENSION_TILE_TYPES, TILE_TYPES } from '../../catalogue/survey.js';
 import { QUARTER_TURNS } from '../../tiles/panorama.js';
 import { TILE_FORMATS } from '../../tiles/tile-renderer.js';
+import { DEMO_SURVEY_ID } from '../http/demo-examples.js';
 import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
 
 /** Requests and answers of the two tile endpoints: validation and OpenAPI in one. */
@@ -22,10 +23,30 @@ const tileParams = {
 };
 
 export const LocationTileParamsSchema = Type.Object(tileParams);
-export const SurveyTileParamsSchema = Type.Object({
-  surveyId: Type.String({ maxLength: 128, description: 'A survey id from the coverage response.' }),
-  ...tileParams,
+
+/**
+ * The tile address as the specification writes it, `{y}.{format}`, for the OpenAPI document only
+ * (http/openapi.ts documentedPath): the router reads both from one segment, `{file}` above. The
+ * examples are a tile of the demo town (`nadir demo`), so "Try it out" draws at first try.
+ */
+const documentedAddress = {
+  contentType: tileParams.contentType,
+  z: Type.String({ description: 'Zoom, 0 to 24.', examples: ['19'] }),
+  x: Type.String({ description: 'Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).', examples: ['137744'] }),
+  y: Type.String({ description: 'Tile row, 0 to 2^z - 1, 0 at the top.', examples: ['216399'] }),
+  format: StringEnum(TILE_FORMATS, {
+    description: 'jpg, png, or img (JPEG when the tile is full, PNG when partial).',
+    examples: ['png'],
+  }),
+};
+export const LocationTileDocumentedParamsSchema = Type.Object(documentedAddress);
+const surveyId = Type.String({
+  maxLength: 128,
+  description: 'A survey id from the coverage response.',
+  examples: [DEMO_SURVEY_ID],
 });
+export const SurveyTileParamsSchema = Type.Object({ surveyId, ...tileParams });
+export const SurveyTileDocumentedParamsSchema = Type.Object({ surveyId, ...documentedAddress });
 
 const dateFilters = {
   since: Type.Optional(

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 // compiled dist/, so its render workers are plain JavaScript even when nadir runs under tsx.
 import { DEFAULT_SEED, type DemoSurveyOutput, GENERATOR_REVISION, generateDemoTown } from '@nadir/demo-town';
 import type { AccountStore } from '../../accounts/index.js';
+import { DEMO_POINT } from '../../api/http/demo-examples.js';
+import type { Config } from '../../config/config.js';
 import { boundIngestMemory } from '../../ingest/ingest-memory.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, wholeNumber } from '../command.js';
 import { collectGarbage } from '../full-garbage-collection.js';
@@ -29,6 +31,26 @@ async function demoApiKey(accounts: AccountStore, keyFile: string): Promise<{ ac
   const issued = await accounts.issueApiKey(account.id);
   await writeFile(keyFile, `${issued.key}\n`, { mode: 0o600 });
   return { accountId: account.id, apiKey: issued.key };
+}
+
+/** Where `nadir serve` with this configuration is reached from this machine. */
+function serverUrl(config: Config): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/+$/, '');
+  // 0.0.0.0 and :: listen on every interface; a browser on this machine asks localhost.
+  const host = ['0.0.0.0', '::', ''].includes(config.host) ? 'localhost' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+}
+
+/** What a newcomer does next: the same data folder (environment) for serve, then the pages and a first call. */
+function nextSteps(url: string, apiKey: string): string {
+  return [
+    'Next:',
+    '  nadir serve                 (same environment: it serves this data folder)',
+    `  ${url}/                     the map page`,
+    `  ${url}/docs                 the API, with "Try it out"`,
+    `  curl "${url}/staticmap/v2/coverage.json?apikey=${apiKey}&point=${DEMO_POINT}&radius=50&resources=TrueOrtho"`,
+    '',
+  ].join('\n');
 }
 
 export const demoCommand: Command = {
@@ -82,10 +104,10 @@ Prints the demo API key (also kept in <data>/demo-api-key).`,
       seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
       ingestSeconds: Number(ingestSeconds.toFixed(1)),
     };
-    if (values.json) printJson(ctx, summary);
+    if (values.json) printJson(ctx, { ...summary, url: serverUrl(ctx.config) });
     else {
       ctx.stdout.write(`Demo town ready: ${outputs.length} surveys (${summary.seconds} s).\n`);
-      ctx.stdout.write(`Demo API key: ${key.apiKey}\n`);
+      ctx.stdout.write(`Demo API key: ${key.apiKey}\n\n${nextSteps(serverUrl(ctx.config), key.apiKey)}`);
     }
     return 0;
   },

@@ -1,6 +1,6 @@
 import { NadirError } from '../../errors.js';
 import { type CliContext, type Command, parseCommandArgs, printJson, UsageError } from '../command.js';
-import { surveySummary } from '../survey-summary.js';
+import { surveySummary, surveyText } from '../survey-summary.js';
 
 const WORLD = { minX: -180, minY: -90, maxX: 180, maxY: 90 };
 
@@ -8,7 +8,7 @@ export const surveysCommand: Command = {
   name: 'surveys',
   summary: 'List, show or delete surveys in the catalogue',
   usage: `nadir surveys list [--json]
-nadir surveys show <id> [--json]
+nadir surveys show <id> [--json]   (--json: the catalogue's whole record)
 nadir surveys delete <id>`,
   async run(args: string[], ctx: CliContext) {
     const { values, positionals } = parseCommandArgs(args, { json: { type: 'boolean' } });
@@ -35,7 +35,8 @@ nadir surveys delete <id>`,
     if (action === 'show') {
       const survey = await catalogue.get(id as string);
       if (!survey) throw new NadirError('SURVEY_NOT_FOUND', `no survey ${id}`);
-      printJson(ctx, values.json ? survey : surveySummary(survey));
+      if (values.json) printJson(ctx, survey);
+      else ctx.stdout.write(surveyText(survey));
       return 0;
     }
     const { ingestor } = await ctx.surveyWriter();

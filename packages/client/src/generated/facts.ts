@@ -10,16 +10,16 @@ export const RASTER_TYPES = ["Vert","TrueOrtho","DetailDsm"] as const;
 /** The survey fields coverage's `fields` takes (GET /staticmap/v2/coverage.json x-nadir-comma-lists). */
 export const SURVEY_FIELDS = ["id","captureDate","firstPhotoTime","lastPhotoTime","pixelSizes","tags","maxZoom"] as const;
 
-/** Tile layers: Vert, the four panorama directions and nadir's TrueOrtho (GET /tiles/v3/{contentType}/{z}/{x}/{file} contentType). */
+/** Tile layers: Vert, the four panorama directions and nadir's TrueOrtho (GET /tiles/v3/{contentType}/{z}/{x}/{y}.{format} contentType). */
 export const TILE_TYPES = ["Vert","North","South","East","West","TrueOrtho"] as const;
 
-/** The formats a tile's {file} ends in (GET /tiles/v3/{contentType}/{z}/{x}/{file} x-nadir-tile-formats). */
+/** The formats of a tile, its path's {format} (GET /tiles/v3/{contentType}/{z}/{x}/{y}.{format} x-nadir-tile-formats). */
 export const TILE_FORMATS = ["jpg","png","img"] as const;
 
-/** Quarter turns clockwise the server turns each tile layer's north-up picture by, so its viewing direction is up (GET /tiles/v3/{contentType}/{z}/{x}/{file} x-nadir-quarter-turns). */
+/** Quarter turns clockwise the server turns each tile layer's north-up picture by, so its viewing direction is up (GET /tiles/v3/{contentType}/{z}/{x}/{y}.{format} x-nadir-quarter-turns). */
 export const PANORAMA_QUARTER_TURNS = {"Vert":0,"TrueOrtho":0,"North":0,"South":2,"East":3,"West":1} as const;
 
-/** The formats an image's {file} ends in (GET /staticmap/v2/surveys/{surveyId}/{file} x-nadir-raster-formats). */
+/** The formats of an image, its path's {format} (GET /staticmap/v2/surveys/{surveyId}/{type}.{format} x-nadir-raster-formats). */
 export const RASTER_FORMATS = ["tif","jpg","png","jgw","pgw","tfw"] as const;
 
 /** The formats of a DsmChange (GET /staticmap/v2/surveys/{surveyId}/DsmChange.{format} format). */

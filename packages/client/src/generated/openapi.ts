@@ -160,7 +160,7 @@ export interface paths {
                 query: {
                     /**
                      * @description Centre of the AOI: `longitude,latitude` in WGS84 decimal degrees (latitude within the Web Mercator limit, +-85.0511).
-                     * @example -89.5417,44.1188
+                     * @example -85.4181766,29.94582896
                      */
                     point: string;
                     /**
@@ -177,7 +177,7 @@ export interface paths {
                     since?: string;
                     /**
                      * @description Only surveys captured on or before this date: `YYYY-MM-DD` or an age as for `since`.
-                     * @example 2024-12-31
+                     * @example 2025-12-31
                      */
                     until?: string;
                     /** @description allTypes: a survey must have every requested type; anyTypes: at least one of them. */
@@ -311,7 +311,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/staticmap/v2/surveys/{surveyId}/{file}": {
+    "/staticmap/v2/surveys/{surveyId}/{type}.{format}": {
         parameters: {
             query?: never;
             header?: never;
@@ -329,10 +329,13 @@ export interface paths {
                     transactionToken: string;
                     /**
                      * @description `longitude,latitude`: must equal the point of the coverage call (within 1e-7 degrees).
-                     * @example -89.5417,44.1188
+                     * @example -85.4181766,29.94582896
                      */
                     point: string;
-                    /** @description Ground metres, at most the coverage call's radius. The image covers 2 x radius metres. */
+                    /**
+                     * @description Ground metres, at most the coverage call's radius. The image covers 2 x radius metres.
+                     * @example 50
+                     */
                     radius: number;
                     /**
                      * @description `{width}x{height}`, square, 1..5000. Ground GSD = 2 x radius / width.
@@ -342,10 +345,21 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    /** @description A survey id from the coverage response. */
+                    /**
+                     * @description A survey id from the coverage response.
+                     * @example 0b8e4d27-91c3-4f6a-b2e5-7c9d1a3e5f02
+                     */
                     surveyId: string;
-                    /** @description {type}.{format}: type DetailDsm | TrueOrtho | Vert, format tif | jpg | png | jgw | pgw | tfw. */
-                    file: string;
+                    /**
+                     * @description The content type.
+                     * @example TrueOrtho
+                     */
+                    type: "DetailDsm" | "TrueOrtho" | "Vert";
+                    /**
+                     * @description tif (GeoTIFF, EPSG:3857), jpg, png, or the world file of either (jgw, pgw, tfw).
+                     * @example tif
+                     */
+                    format: "tif" | "jpg" | "png" | "jgw" | "pgw" | "tfw";
                 };
                 cookie?: never;
             };
@@ -478,10 +492,13 @@ export interface paths {
                     transactionToken: string;
                     /**
                      * @description `longitude,latitude`: must equal the point of the coverage call (within 1e-7 degrees).
-                     * @example -89.5417,44.1188
+                     * @example -85.4181766,29.94582896
                      */
                     point: string;
-                    /** @description Ground metres, at most the coverage call's radius. The image covers 2 x radius metres. */
+                    /**
+                     * @description Ground metres, at most the coverage call's radius. The image covers 2 x radius metres.
+                     * @example 50
+                     */
                     radius: number;
                     /**
                      * @description `{width}x{height}`, square, 1..5000. Ground GSD = 2 x radius / width.
@@ -586,7 +603,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tiles/v3/{contentType}/{z}/{x}/{file}": {
+    "/tiles/v3/{contentType}/{z}/{x}/{y}.{format}": {
         parameters: {
             query?: never;
             header?: never;
@@ -617,13 +634,21 @@ export interface paths {
                      * @example 19
                      */
                     z: string;
-                    /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
+                    /**
+                     * @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).
+                     * @example 137744
+                     */
                     x: string;
                     /**
-                     * @description {y}.{format}: y the tile row (0 at the top), format jpg | png | img (img: JPEG when the tile is full, PNG when partial).
-                     * @example 212130.jpg
+                     * @description Tile row, 0 to 2^z - 1, 0 at the top.
+                     * @example 216399
                      */
-                    file: string;
+                    y: string;
+                    /**
+                     * @description jpg, png, or img (JPEG when the tile is full, PNG when partial).
+                     * @example png
+                     */
+                    format: "jpg" | "png" | "img";
                 };
                 cookie?: never;
             };
@@ -730,7 +755,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tiles/v3/surveys/{surveyId}/{contentType}/{z}/{x}/{file}": {
+    "/tiles/v3/surveys/{surveyId}/{contentType}/{z}/{x}/{y}.{format}": {
         parameters: {
             query?: never;
             header?: never;
@@ -752,7 +777,10 @@ export interface paths {
                 };
                 header?: never;
                 path: {
-                    /** @description A survey id from the coverage response. */
+                    /**
+                     * @description A survey id from the coverage response.
+                     * @example 0b8e4d27-91c3-4f6a-b2e5-7c9d1a3e5f02
+                     */
                     surveyId: string;
                     /** @description Vert (vertical) or a panorama direction; panorama tiles are rotated so that direction is up. `TrueOrtho` is a nadir extension beyond the spec (the operation's x-nadir-extensions): the survey's true orthophoto. */
                     contentType: "Vert" | "North" | "South" | "East" | "West" | "TrueOrtho";
@@ -761,13 +789,21 @@ export interface paths {
                      * @example 19
                      */
                     z: string;
-                    /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
+                    /**
+                     * @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).
+                     * @example 137744
+                     */
                     x: string;
                     /**
-                     * @description {y}.{format}: y the tile row (0 at the top), format jpg | png | img (img: JPEG when the tile is full, PNG when partial).
-                     * @example 212130.jpg
+                     * @description Tile row, 0 to 2^z - 1, 0 at the top.
+                     * @example 216399
                      */
-                    file: string;
+                    y: string;
+                    /**
+                     * @description jpg, png, or img (JPEG when the tile is full, PNG when partial).
+                     * @example png
+                     */
+                    format: "jpg" | "png" | "img";
                 };
                 cookie?: never;
             };
@@ -874,7 +910,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tiles/v3/DsmChange/{z}/{x}/{file}": {
+    "/tiles/v3/DsmChange/{z}/{x}/{y}.png": {
         parameters: {
             query?: never;
             header?: never;
@@ -904,16 +940,19 @@ export interface paths {
                 path: {
                     /**
                      * @description Zoom, 0 to 24.
-                     * @example 18
+                     * @example 19
                      */
                     z: string;
-                    /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
+                    /**
+                     * @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme).
+                     * @example 137744
+                     */
                     x: string;
                     /**
-                     * @description {y}.png: y the tile row (0 at the top).
-                     * @example 107331.png
+                     * @description Tile row, 0 to 2^z - 1, 0 at the top.
+                     * @example 216399
                      */
-                    file: string;
+                    y: string;
                 };
                 cookie?: never;
             };
@@ -1019,7 +1058,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tiles/v3/DetailDsm/{style}/{z}/{x}/{file}": {
+    "/tiles/v3/DetailDsm/{style}/{z}/{x}/{y}.png": {
         parameters: {
             query?: never;
             header?: never;
@@ -1058,10 +1097,10 @@ export interface paths {
                     /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
                     x: string;
                     /**
-                     * @description {y}.png: y the tile row (0 at the top).
-                     * @example 212130.png
+                     * @description Tile row, 0 to 2^z - 1, 0 at the top.
+                     * @example 216399
                      */
-                    file: string;
+                    y: string;
                 };
                 cookie?: never;
             };
@@ -1167,7 +1206,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tiles/v3/surveys/{surveyId}/DetailDsm/{style}/{z}/{x}/{file}": {
+    "/tiles/v3/surveys/{surveyId}/DetailDsm/{style}/{z}/{x}/{y}.png": {
         parameters: {
             query?: never;
             header?: never;
@@ -1208,10 +1247,10 @@ export interface paths {
                     /** @description Tile column, 0 to 2^z - 1 (Google/OSM tile scheme). */
                     x: string;
                     /**
-                     * @description {y}.png: y the tile row (0 at the top).
-                     * @example 212130.png
+                     * @description Tile row, 0 to 2^z - 1, 0 at the top.
+                     * @example 216399
                      */
-                    file: string;
+                    y: string;
                 };
                 cookie?: never;
             };

@@ -5,6 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pointParameter } from '../area.js';
 import type { AreaGrid } from '../area-grid.js';
 import type { NadirClient } from '../client.js';
 import { type PlannedImage, planDownload } from '../plan.js';
@@ -22,7 +23,7 @@ export interface CellImage extends PlannedImage<RasterType> {
 
 export interface AreaPlan {
   images: CellImage[];
-  /** One per survey and type: `<captureDate>_<surveyId>_<type>.vrt` (GeoTIFFs only). */
+  /** One per survey and type: `<captureDate>_<surveyId>_<type>_<lon>,<lat>_<rows>x<columns>cells.vrt` (GeoTIFFs only). */
   mosaics: { fileName: string; surveyId: string; type: RasterType; cells: number }[];
 }
 
@@ -55,8 +56,12 @@ export async function planArea(
   }
   const mosaics = new Map<string, AreaPlan['mosaics'][number]>();
   if (format === 'tif') {
+    // The area in the name too, as the cells' names have theirs: another area's mosaic in the
+    // same folder is another file. Its first cell's point and the grid's shape place it.
+    const first = grid.cells[0]?.aoi;
+    const area = first ? `_${pointParameter(first.point)}_${grid.rows}x${grid.columns}cells` : '';
     for (const image of images) {
-      const fileName = `${image.captureDate ? `${image.captureDate}_` : ''}${image.surveyId}_${image.type}.vrt`;
+      const fileName = `${image.captureDate ? `${image.captureDate}_` : ''}${image.surveyId}_${image.type}${area}.vrt`;
       const mosaic = mosaics.get(fileName) ?? { fileName, surveyId: image.surveyId, type: image.type, cells: 0 };
       mosaic.cells++;
       mosaics.set(fileName, mosaic);

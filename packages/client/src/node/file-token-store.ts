@@ -4,7 +4,8 @@
  * 30 days instead of starting a new billed transaction. Written to a temporary file and renamed,
  * so a killed process leaves the old file or the new one, never half of one.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { StoredToken, TokenStore } from '../token-store.js';
 
 interface TokenFile {
@@ -43,6 +44,13 @@ export class FileTokenStore implements TokenStore {
   }
 
   async #write(tokens: Record<string, StoredToken>): Promise<void> {
+    // The last token gone, the file goes too: no empty token file left in a download folder.
+    if (Object.keys(tokens).length === 0) {
+      await rm(this.path, { force: true });
+      return;
+    }
+    // A user's token file may be the first thing in its folder (~/.local/state/nadir-client).
+    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
     const file: TokenFile = { version: 1, tokens };
     const temporary = `${this.path}.${process.pid}.tmp`;
     await writeFile(temporary, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });

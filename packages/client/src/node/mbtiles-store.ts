@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import type { TileXYZ } from '../panorama.js';
+import { tileIdOf } from './pmtiles-writer.js';
 
 /** Rows are TMS-numbered in MBTiles: row 0 is the southernmost. */
 const tmsRow = (tile: TileXYZ) => 2 ** tile.z - 1 - tile.y;
@@ -84,6 +85,44 @@ export class MbtilesStore {
       .iterate();
     for (const row of rows as Iterable<{ z: number; x: number; r: number; d: Buffer }>) {
       yield { tile: { z: row.z, x: row.x, y: 2 ** row.z - 1 - row.r }, bytes: row.d };
+    }
+  }
+
+  /** Tiles fetched (with imagery or without), those with imagery, and their bytes: what a resumed export has. */
+  progress(): { fetched: number; written: number; bytes: number } {
+    const stored = this.#db
+      .prepare('SELECT count(*) AS n, coalesce(sum(length(tile_data)), 0) AS b FROM tiles')
+      .get() as {
+      n: number;
+      b: number;
+    };
+    const empty = (this.#db.prepare('SELECT count(*) AS n FROM nadir_empty_tiles').get() as { n: number }).n;
+    return { fetched: stored.n + empty, written: stored.n, bytes: stored.b };
+  }
+
+  /**
+   * Every tile in PMTiles tile id order, one read at a time: SQLite sorts the (tile id, rowid)
+   * pairs, 16 bytes a tile kept here, and each tile's bytes are read as it is handed out, so
+   * a PMTiles archive is written in bounded memory whatever the export's size.
+   */
+  *tilesInTileIdOrder(): Generator<{ tileId: number; bytes: Buffer }> {
+    this.#db.function('nadir_tile_id', { deterministic: true }, (z, x, row) =>
+      tileIdOf({ z: Number(z), x: Number(x), y: 2 ** Number(z) - 1 - Number(row) }),
+    );
+    const sorted = this.#db
+      .prepare('SELECT nadir_tile_id(zoom_level, tile_column, tile_row) AS id, rowid AS r FROM tiles ORDER BY id')
+      .raw()
+      .iterate() as Iterable<[number, number]>;
+    // Plain arrays of numbers are packed doubles in V8: 8 bytes an element, no object per row.
+    const ids: number[] = [];
+    const rowids: number[] = [];
+    for (const [id, rowid] of sorted) {
+      ids.push(id);
+      rowids.push(rowid);
+    }
+    const read = this.#db.prepare('SELECT tile_data FROM tiles WHERE rowid = ?').pluck();
+    for (let i = 0; i < ids.length; i++) {
+      yield { tileId: ids[i] as number, bytes: read.get(rowids[i]) as Buffer };
     }
   }
 

@@ -4,8 +4,14 @@
  * directories when the root would not fit in the first 16 KiB, then the tile data ordered by
  * tile id (a "clustered" archive). Directories are stored uncompressed (internal compression
  * "none"), which every reader accepts; the tiles are PNG or JPEG as the server sent them.
+ *
+ * In bounded memory, whatever the export's size: the tiles stream (in tile id order) to a data
+ * file beside the archive, keeping 24 bytes a tile for the directory (typed arrays); the header,
+ * directories and metadata are written at the end, then the data file is copied in behind them.
  */
-import { writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import type { TileXYZ } from '../panorama.js';
 
 const HEADER_BYTES = 127;
@@ -72,25 +78,6 @@ export function encodeDirectory(entries: Entry[]): Uint8Array {
   return Uint8Array.from(bytes);
 }
 
-/** The root directory, and leaves when the entries do not fit in the root. */
-function directories(entries: Entry[]): { root: Uint8Array; leaves: Uint8Array } {
-  const root = encodeDirectory(entries);
-  if (root.length <= ROOT_BYTES) return { root, leaves: new Uint8Array(0) };
-  for (let leafSize = 4096; ; leafSize *= 2) {
-    const leafParts: Uint8Array[] = [];
-    const rootEntries: Entry[] = [];
-    let offset = 0;
-    for (let i = 0; i < entries.length; i += leafSize) {
-      const leaf = encodeDirectory(entries.slice(i, i + leafSize));
-      rootEntries.push({ tileId: (entries[i] as Entry).tileId, offset, length: leaf.length, runLength: 0 });
-      leafParts.push(leaf);
-      offset += leaf.length;
-    }
-    const rootBytes = encodeDirectory(rootEntries);
-    if (rootBytes.length <= ROOT_BYTES) return { root: rootBytes, leaves: concat(leafParts) };
-  }
-}
-
 function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
   let at = 0;
@@ -107,36 +94,90 @@ export interface PmtilesInput {
   minZoom: number;
   maxZoom: number;
   metadata: Record<string, unknown>;
-  tiles: Iterable<{ tile: TileXYZ; bytes: Uint8Array }>;
+  /** Every tile, in ascending tile id (tileIdOf): MbtilesStore.tilesInTileIdOrder gives them so. */
+  tiles: Iterable<{ tileId: number; bytes: Uint8Array }>;
 }
 
-/** The archive's bytes. Holds the tiles in memory: exports are areas of a few hundred metres. */
-export function buildPmtiles(input: PmtilesInput): Uint8Array {
-  const sorted = [...input.tiles].map((t) => ({ ...t, id: tileIdOf(t.tile) })).sort((a, b) => a.id - b.id);
-  const entries: Entry[] = [];
-  let offset = 0;
-  for (const { id, bytes } of sorted) {
-    entries.push({ tileId: id, offset, length: bytes.length, runLength: 1 });
-    offset += bytes.length;
+/** Tile ids, offsets and lengths as they stream in: 24 bytes a tile, grown by doubling. */
+class EntryColumns {
+  ids = new Float64Array(1024);
+  offsets = new Float64Array(1024);
+  lengths = new Float64Array(1024);
+  count = 0;
+
+  push(id: number, offset: number, length: number): void {
+    if (this.count === this.ids.length) {
+      const grow = (old: Float64Array) => {
+        const next = new Float64Array(old.length * 2);
+        next.set(old);
+        return next;
+      };
+      this.ids = grow(this.ids);
+      this.offsets = grow(this.offsets);
+      this.lengths = grow(this.lengths);
+    }
+    this.ids[this.count] = id;
+    this.offsets[this.count] = offset;
+    this.lengths[this.count] = length;
+    this.count++;
   }
-  const { root, leaves } = directories(entries);
-  const metadata = new TextEncoder().encode(JSON.stringify(input.metadata));
-  const data = concat(sorted.map((t) => t.bytes));
+
+  /** Entries [from, to) as objects, for one directory's encoding (a leaf's worth at a time). */
+  slice(from: number, to: number): Entry[] {
+    const entries: Entry[] = [];
+    for (let i = from; i < Math.min(to, this.count); i++) {
+      entries.push({
+        tileId: this.ids[i] as number,
+        offset: this.offsets[i] as number,
+        length: this.lengths[i] as number,
+        runLength: 1,
+      });
+    }
+    return entries;
+  }
+}
+
+/**
+ * The root directory, and leaves when the entries do not fit in the root: leaves of 4096
+ * entries (doubled until the root that points at them fits), encoded a leaf at a time.
+ */
+function directories(entries: EntryColumns): { root: Uint8Array; leaves: Uint8Array } {
+  if (entries.count <= 4096) {
+    const root = encodeDirectory(entries.slice(0, entries.count));
+    if (root.length <= ROOT_BYTES) return { root, leaves: new Uint8Array(0) };
+  }
+  for (let leafSize = 4096; ; leafSize *= 2) {
+    const rootEntries: Entry[] = [];
+    let offset = 0;
+    for (let i = 0; i < entries.count; i += leafSize) {
+      // Only the root is tried here; a leaf's length is its encoding's, so each is encoded now and dropped.
+      const length = encodeDirectory(entries.slice(i, i + leafSize)).length;
+      rootEntries.push({ tileId: entries.ids[i] as number, offset, length, runLength: 0 });
+      offset += length;
+    }
+    const root = encodeDirectory(rootEntries);
+    if (root.length > ROOT_BYTES) continue;
+    const leafParts: Uint8Array[] = [];
+    for (let i = 0; i < entries.count; i += leafSize) leafParts.push(encodeDirectory(entries.slice(i, i + leafSize)));
+    return { root, leaves: concat(leafParts) };
+  }
+}
+
+function headerBytes(input: PmtilesInput, sections: number[], tileCount: number): Uint8Array {
   const header = new DataView(new ArrayBuffer(HEADER_BYTES));
   new Uint8Array(header.buffer).set(new TextEncoder().encode('PMTiles'), 0);
   header.setUint8(7, 3);
-  const sections = [HEADER_BYTES, root.length, metadata.length, leaves.length, data.length];
   let at = HEADER_BYTES;
   // root, metadata, leaves, data: each an (offset, length) pair of u64s.
   for (let i = 0; i < 4; i++) {
-    const length = sections[i + 1] as number;
+    const length = sections[i] as number;
     header.setBigUint64(8 + i * 16, BigInt(at), true);
     header.setBigUint64(16 + i * 16, BigInt(length), true);
     at += length;
   }
-  header.setBigUint64(72, BigInt(entries.length), true); // addressed tiles
-  header.setBigUint64(80, BigInt(entries.length), true); // tile entries
-  header.setBigUint64(88, BigInt(entries.length), true); // tile contents
+  header.setBigUint64(72, BigInt(tileCount), true); // addressed tiles
+  header.setBigUint64(80, BigInt(tileCount), true); // tile entries
+  header.setBigUint64(88, BigInt(tileCount), true); // tile contents
   header.setUint8(96, 1); // clustered
   header.setUint8(97, COMPRESSION_NONE);
   header.setUint8(98, COMPRESSION_NONE);
@@ -152,9 +193,37 @@ export function buildPmtiles(input: PmtilesInput): Uint8Array {
   header.setUint8(118, input.maxZoom);
   header.setInt32(119, e7((west + east) / 2), true);
   header.setInt32(123, e7((south + north) / 2), true);
-  return concat([new Uint8Array(header.buffer), root, metadata, leaves, data]);
+  return new Uint8Array(header.buffer);
 }
 
-export async function writePmtiles(path: string, input: PmtilesInput): Promise<void> {
-  await writeFile(path, buildPmtiles(input));
+/** Writes the archive to `path` (its data first to `<path>.data`, removed at the end); returns its size in bytes. */
+export async function writePmtiles(path: string, input: PmtilesInput): Promise<number> {
+  const dataPath = `${path}.data`;
+  const entries = new EntryColumns();
+  let dataLength = 0;
+  try {
+    const data = await open(dataPath, 'w');
+    try {
+      let lastId = -1;
+      for (const { tileId, bytes } of input.tiles) {
+        if (tileId <= lastId) throw new RangeError(`tiles must come in ascending tile id: ${tileId} after ${lastId}`);
+        lastId = tileId;
+        await data.write(bytes);
+        entries.push(tileId, dataLength, bytes.length);
+        dataLength += bytes.length;
+      }
+    } finally {
+      await data.close();
+    }
+    const { root, leaves } = directories(entries);
+    const metadata = new TextEncoder().encode(JSON.stringify(input.metadata));
+    const header = headerBytes(input, [root.length, metadata.length, leaves.length, dataLength], entries.count);
+    const archive = createWriteStream(path);
+    const front = concat([header, root, metadata, leaves]);
+    await new Promise<void>((resolve, reject) => archive.write(front, (error) => (error ? reject(error) : resolve())));
+    await pipeline(createReadStream(dataPath), archive);
+    return front.length + dataLength;
+  } finally {
+    await rm(dataPath, { force: true });
+  }
 }

@@ -8,6 +8,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Aoi, aoiAround, type BBox, checkAoi, MAX_RADIUS, parsePoint } from '../../area.js';
 import { type AreaGrid, areaGrid } from '../../area-grid.js';
 import { NadirUsageError } from '../../errors.js';
+import { dateFilterParameters } from '../../query.js';
 
 export class CliUsageError extends Error {}
 
@@ -29,8 +30,13 @@ export const DATE_OPTIONS = {
   until: { type: 'string' },
 } as const satisfies Options;
 
-/** --since and --until as a call's filters, the ones not given left out. */
+/**
+ * --since and --until as a call's filters, the ones not given left out. Checked here: a date the
+ * API does not take (`--since yesterday`) is a mistake in the command line, exit code 2, before
+ * anything is sent (the client's own check would make it a failed run, exit code 1).
+ */
 export function dateFilters(values: { since?: string; until?: string }): { since?: string; until?: string } {
+  asUsage(() => dateFilterParameters(values, new URLSearchParams()));
   return {
     ...(values.since === undefined ? {} : { since: values.since }),
     ...(values.until === undefined ? {} : { until: values.until }),

@@ -1,6 +1,6 @@
 import { nativeImageSize } from '../../area.js';
 import { AREA_OPTIONS, areaOf, asUsage, CliUsageError, serverCommandLine } from './arguments.js';
-import { type Command, clientFor, printJson } from './context.js';
+import { type Command, clientFor, commandTokens, printJson } from './context.js';
 
 const number = (value: number) => value.toLocaleString('en-US', { maximumFractionDigits: 2 });
 
@@ -22,7 +22,10 @@ export const changeCommand: Command = {
       if (!(threshold >= 0 && threshold <= 100))
         throw new CliUsageError(`--threshold must be metres from 0 to 100, got ${JSON.stringify(values.threshold)}`);
     }
-    const client = clientFor(settings, context);
+    // The AOI's token is kept (the user's token file): a second run of the same change is free,
+    // as the same AOI's DetailDsm download is (a new coverage token on every run billed each one).
+    const tokens = commandTokens(context);
+    const client = clientFor(settings, context, { tokenStore: tokens });
     // The coverage call gives the token and the after survey's DetailDsm GSD: the figures are
     // counted at that native resolution, so the areas are the survey's own, not a resampling's.
     const surveys = [];
@@ -35,6 +38,7 @@ export const changeCommand: Command = {
       context.stderr.write(`nadir-client change: ${which} covers this area\n`);
       return 1;
     }
+    await tokens.commit();
     const figures = await client.dsmChangeFigures(
       asUsage(() => ({
         after: after.id,

@@ -15,7 +15,6 @@ import {
 } from '../../types.js';
 import { CELLS_FOLDER, downloadArea, planArea } from '../area-download.js';
 import { type DownloadEvents, downloadImages } from '../download.js';
-import { FileTokenStore } from '../file-token-store.js';
 import {
   AREA_OPTIONS,
   areaOrGrid,
@@ -25,7 +24,7 @@ import {
   dateFilters,
   serverCommandLine,
 } from './arguments.js';
-import { type Command, CommandProgress, clientFor, printJson } from './context.js';
+import { type Command, CommandProgress, clientFor, commandTokens, printJson } from './context.js';
 import { formatBytes, type ProgressBoard } from './progress-board.js';
 
 /** The token file a download folder keeps, so a resumed or repeated download reuses its tokens. */
@@ -143,64 +142,67 @@ export const downloadCommand: Command = {
     if (values.baseline !== undefined && !types.includes('DsmChange'))
       throw new CliUsageError('--baseline applies to --types DsmChange');
     const format = asUsage(() => oneOf('--format', values.format ?? 'tif', RASTER_FORMATS));
-    const progress = new CommandProgress(context, values.progress);
-    await mkdir(out, { recursive: true });
-    const client = clientFor(settings, context, {
-      tokenStore: new FileTokenStore(join(out, TOKEN_FILE)),
-      onRetryWait: progress.onRetryWait,
-    });
     const filters: Filters = {
       signal: context.signal,
       ...dateFilters(values),
       ...(values.latest ? { latest: true } : {}),
       ...(values.baseline === undefined ? {} : { baseline: values.baseline }),
     };
-    const startBoard = (count: number) => progress.start(count);
+    const progress = new CommandProgress(context, values.progress);
+    // Tokens are written (to the folder and the user's file) only once there is something to fetch.
+    const tokens = commandTokens(context, join(out, TOKEN_FILE));
+    const client = clientFor(settings, context, { tokenStore: tokens, onRetryWait: progress.onRetryWait });
     const records = new Map<string, { outcome: string; bytes: number }>();
+    const fetchImages = async (count: number) => {
+      await mkdir(out, { recursive: true });
+      await tokens.commit();
+      progress.start(count);
+      return withProgress(progress.board, records);
+    };
     const report = area.grid
-      ? await splitDownload(
-          client,
-          area.grid,
-          types as RasterType[],
-          format,
-          out,
-          filters,
-          startBoard,
-          () => withProgress(progress.board, records),
-          records,
-        )
-      : await singleDownload(
-          client,
-          area.aoi as Aoi,
-          types,
-          format,
-          out,
-          filters,
-          startBoard,
-          () => withProgress(progress.board, records),
-          records,
-        );
+      ? await splitDownload(client, area.grid, types as RasterType[], format, out, filters, fetchImages, records)
+      : await singleDownload(client, area.aoi as Aoi, types, format, out, filters, fetchImages, records);
     progress.board?.end();
-    if (values.json) {
-      printJson(context, { out, ...report });
-      return 0;
-    }
-    const downloaded = report.files.filter((file) => file.outcome === 'downloaded').length;
-    const skipped = report.files.length - downloaded;
-    context.stdout.write(
-      `${report.files.length} files in ${out}: ${downloaded} downloaded, ${skipped} already there\n`,
-    );
-    if (report.files.length === 0) context.stdout.write('no survey covers this area\n');
-    if ('mosaics' in report)
-      context.stdout.write(`${report.cells} areas (each a transaction), ${report.mosaics.length} VRT mosaics\n`);
-    for (const file of report.files.filter((f) => f.capped)) {
-      context.stdout.write(
-        `${file.file}: native size over 5000 px; downloaded at ${file.gsd.toFixed(3)} m per pixel\n`,
-      );
-    }
-    return 0;
+    const gaps = typesNotFound(types, report.files, filters.latest === true);
+    if (values.json) printJson(context, { out, ...report, complete: gaps.length === 0 });
+    else printReport(context.stdout, out, report);
+    for (const gap of gaps) context.stderr.write(`nadir-client download: ${gap}\n`);
+    // 0 only when everything asked for is there: a type no survey has here is not "done".
+    return gaps.length === 0 ? 0 : 1;
   },
 };
+
+/** What was asked for and is not there: no survey at all, or a type that no survey has here. */
+function typesNotFound(types: ImageryType[], files: { type: ImageryType }[], latest: boolean): string[] {
+  if (files.length === 0) return [`no survey covers this area with ${types.join(' or ')}`];
+  return types
+    .filter((type) => !files.some((file) => file.type === type))
+    .map((type) =>
+      type === 'DsmChange'
+        ? `no change: ${latest ? 'the latest survey has no older survey' : 'no survey has an older one'} with DetailDsm here`
+        : latest
+          ? `the latest survey has no ${type} here`
+          : `no survey has ${type} here`,
+    );
+}
+
+function printReport(
+  stdout: { write(text: string): unknown },
+  out: string,
+  report: { files: ReturnType<typeof describe>; cells?: number; mosaics?: unknown[] },
+): void {
+  const downloaded = report.files.filter((file) => file.outcome === 'downloaded').length;
+  const skipped = report.files.length - downloaded;
+  stdout.write(`${report.files.length} files in ${out}: ${downloaded} downloaded, ${skipped} already there\n`);
+  if (report.mosaics)
+    stdout.write(`${report.cells} areas (each a transaction), ${report.mosaics.length} VRT mosaics\n`);
+  for (const file of report.files.filter((f) => f.capped)) {
+    stdout.write(`${file.file}: native size over 5000 px; downloaded at ${file.gsd.toFixed(3)} m per pixel\n`);
+  }
+}
+
+/** Called once the plan has images: makes the folder, commits the tokens, returns the events. */
+type FetchImages = (count: number) => Promise<DownloadEvents>;
 
 async function singleDownload(
   client: NadirClient,
@@ -209,13 +211,14 @@ async function singleDownload(
   format: RasterFormat,
   out: string,
   filters: Filters,
-  startBoard: (count: number) => void,
-  events: () => DownloadEvents,
+  fetchImages: FetchImages,
   records: Map<string, { outcome: string; bytes: number }>,
 ) {
   const plan = await planOneArea(client, aoi, types, format, filters);
-  startBoard(plan.images.length);
-  await downloadImages(client, aoi, plan.images, out, { signal: filters.signal, ...events() });
+  if (plan.images.length > 0) {
+    const events = await fetchImages(plan.images.length);
+    await downloadImages(client, aoi, plan.images, out, { signal: filters.signal, ...events });
+  }
   return { point: aoi.point, radius: aoi.radius, files: describe(plan.images, records), missing: plan.missing };
 }
 
@@ -226,13 +229,14 @@ async function splitDownload(
   format: RasterFormat,
   out: string,
   filters: Filters,
-  startBoard: (count: number) => void,
-  events: () => DownloadEvents,
+  fetchImages: FetchImages,
   records: Map<string, { outcome: string; bytes: number }>,
 ) {
   const plan = await planArea(client, grid, types, format, filters);
-  startBoard(plan.images.length);
-  await downloadArea(client, grid, plan, out, { signal: filters.signal, ...events() });
+  if (plan.images.length > 0) {
+    const events = await fetchImages(plan.images.length);
+    await downloadArea(client, grid, plan, out, { signal: filters.signal, ...events });
+  }
   return {
     cells: grid.cells.length,
     grid: { rows: grid.rows, columns: grid.columns },

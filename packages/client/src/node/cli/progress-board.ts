@@ -1,7 +1,8 @@
 /**
  * Progress on stderr: a bar per file in flight and one for the whole set. On a terminal the
  * lines are redrawn in place (at most every 100 ms); elsewhere (--progress into a log) a line is
- * printed per finished file and per 10% of the whole, so logs stay short.
+ * printed per finished file, per 10% of the whole and at least once a minute, so logs stay short
+ * and a long export still shows it is alive. A note (a wait) lasts as long as the wait.
  */
 import type { Clock } from '../../waiting.js';
 
@@ -12,6 +13,10 @@ export interface ProgressSink {
 
 const BAR = 24;
 const REDRAW_MS = 100;
+/** Off a terminal, a line at least this often while something moves. */
+const LOG_EVERY_MS = 60_000;
+/** Off a terminal, a wait's note is a line of its own, at most this often (a paced export waits often). */
+const NOTE_EVERY_MS = 10_000;
 
 export function progressBar(fraction: number): string {
   const clamped = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
@@ -22,7 +27,15 @@ export function progressBar(fraction: number): string {
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+}
+
+/** `45 s`, `12 min`, `3.5 h`: a duration as people read it. */
+export function formatDuration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(0, Math.round(seconds))} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }
 
 export class ProgressBoard {
@@ -31,7 +44,11 @@ export class ProgressBoard {
   #drawnLines = 0;
   #lastDraw = Number.NEGATIVE_INFINITY;
   #lastStep = -1;
+  #lastLine = Number.NEGATIVE_INFINITY;
   #note = '';
+  #noteUntil = Number.POSITIVE_INFINITY;
+  /** The count and time of the first tick: the pace is this run's, not counting resumed work. */
+  #since: { done: number; at: number } | undefined;
 
   constructor(
     private readonly sink: ProgressSink,
@@ -40,9 +57,13 @@ export class ProgressBoard {
     private readonly unit = 'files',
   ) {}
 
-  /** A line shown under the bars until the next change (e.g. "waiting 12 s for the rate limit"). */
-  note(text: string): void {
+  /**
+   * A line shown with the overall bar (e.g. "waiting 12.0 s (rate-limited)"), for `forMs` when
+   * given (a wait's length: the line goes when the wait ends), else until the next finished file.
+   */
+  note(text: string, forMs?: number): void {
     this.#note = text;
+    this.#noteUntil = forMs === undefined ? Number.POSITIVE_INFINITY : this.clock() + forMs;
     this.#draw(true);
   }
 
@@ -72,8 +93,19 @@ export class ProgressBoard {
 
   /** Counts one unit as done without a line of its own (tile exports count tiles). */
   tick(count = 1): void {
+    this.#since ??= { done: this.#done, at: this.clock() };
     this.#done += count;
     this.#draw(false);
+  }
+
+  /** `, 41 tiles/s, about 12 min left` once this run has done some, else ''. */
+  #pace(now: number): string {
+    const since = this.#since;
+    const seconds = since ? (now - since.at) / 1000 : 0;
+    if (!since || seconds < 1 || this.#done <= since.done) return '';
+    const rate = (this.#done - since.done) / seconds;
+    const shown = rate >= 10 ? rate.toFixed(0) : rate.toFixed(1);
+    return `, ${shown} ${this.unit}/s, about ${formatDuration((this.total - this.#done) / rate)} left`;
   }
 
   end(): void {
@@ -87,17 +119,20 @@ export class ProgressBoard {
 
   #draw(force: boolean): void {
     const overall = this.total === 0 ? 1 : this.#done / this.total;
+    const now = this.clock();
+    if (now >= this.#noteUntil) this.#note = '';
     if (!this.sink.isTTY) {
       const step = Math.floor(overall * 10);
-      if (step !== this.#lastStep || (force && this.#note)) {
+      const noted = force && this.#note !== '' && now - this.#lastLine >= NOTE_EVERY_MS;
+      if (step !== this.#lastStep || noted || now - this.#lastLine >= LOG_EVERY_MS) {
         this.#lastStep = step;
+        this.#lastLine = now;
         this.sink.write(
-          `overall ${progressBar(overall)} ${this.#done}/${this.total} ${this.unit}${this.#note ? `; ${this.#note}` : ''}\n`,
+          `overall ${progressBar(overall)} ${this.#done}/${this.total} ${this.unit}${this.#pace(now)}${this.#note ? `; ${this.#note}` : ''}\n`,
         );
       }
       return;
     }
-    const now = this.clock();
     if (!force && now - this.#lastDraw < REDRAW_MS) return;
     this.#lastDraw = now;
     const lines = [...this.#files].map(([name, file]) => {
@@ -105,7 +140,7 @@ export class ProgressBoard {
       return `${progressBar(fraction)} ${formatBytes(file.received).padStart(9)}  ${name}`;
     });
     lines.push(
-      `${progressBar(overall)} ${this.#done}/${this.total} ${this.unit}${this.#note ? `  ${this.#note}` : ''}`,
+      `${progressBar(overall)} ${this.#done}/${this.total} ${this.unit}${this.#pace(now)}${this.#note ? `  ${this.#note}` : ''}`,
     );
     this.#clear();
     this.sink.write(`${lines.join('\n')}\n`);
