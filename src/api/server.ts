@@ -36,7 +36,7 @@ import { registerTileRoutes, tileRouter } from './tiles/tile-route.js';
 
 /** What the HTTP layer is built from: the composition root's services, of which it uses these. */
 export interface ServerParts {
-  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http'>;
+  config: Pick<Config, 'publicUrl' | 'dataDir' | 'http' | 'mapBasemap'>;
   clock: Clock;
   /** The process's logger (composition.ts); the server logs through it. */
   log: FastifyBaseLogger;
@@ -142,7 +142,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   await registerStacRoutes(app, { keys: accounts, tiles, catalogue, tokens, clock, publicUrl });
   registerTileJsonRoute(app, { keys: accounts, tiles, catalogue, clock, publicUrl });
   registerWmtsRoutes(app, { keys: accounts, catalogue, tiles, heightTiles, clock, publicUrl });
-  await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir) });
+  await registerMapPage(app, { demoApiKey: await readDemoApiKey(config.dataDir), basemap: config.mapBasemap });
   await registerOpenApiRoutes(app);
   return app;
 }

@@ -62,6 +62,11 @@ export interface Config {
   tokenSecrets?: string;
   /** Public base URL for links in docs and the map page, when behind a proxy. */
   publicUrl?: string;
+  /**
+   * An XYZ template the map page draws under the imagery (NADIR_MAP_BASEMAP), with its credit
+   * (NADIR_MAP_BASEMAP_ATTRIBUTION); none by default: the demo runs offline.
+   */
+  mapBasemap?: { url: string; attribution: string };
   /** Working memory that imagery renders may hold at once, MiB (admission control). */
   rasterBudgetMb: number;
   /** How long an imagery request may wait for that memory before 503 OVERLOADED, ms. */
@@ -225,6 +230,13 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
   if (publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(publicUrl)) {
     bad('NADIR_PUBLIC_URL', 'must be an http(s) URL', publicUrl);
   }
+  const basemap = env.NADIR_MAP_BASEMAP || undefined;
+  if (basemap !== undefined && !/^https?:\/\/[^\s"'<>]+$/.test(basemap)) {
+    bad('NADIR_MAP_BASEMAP', 'must be an http(s) URL template', basemap);
+  }
+  if (basemap !== undefined && !['{z}', '{x}', '{y}'].every((part) => basemap.includes(part))) {
+    bad('NADIR_MAP_BASEMAP', 'must hold {z}, {x} and {y}', basemap);
+  }
   const host = env.NADIR_HOST || '0.0.0.0';
   return {
     dataDir,
@@ -238,6 +250,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     logLevel: logLevel as Config['logLevel'],
     tokenSecrets: env.NADIR_TOKEN_SECRETS || undefined,
     publicUrl,
+    ...(basemap ? { mapBasemap: { url: basemap, attribution: env.NADIR_MAP_BASEMAP_ATTRIBUTION || '' } } : {}),
     rasterBudgetMb: integer(env, 'NADIR_RASTER_BUDGET_MB', 1024, 64, 1024 * 1024),
     rasterQueueMs: integer(env, 'NADIR_RASTER_QUEUE_MS', 10_000, 0, 600_000),
     tileCacheMb: integer(env, 'NADIR_TILE_CACHE_MB', 256, 0, 1024 * 1024),

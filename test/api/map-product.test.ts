@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -207,5 +209,65 @@ describe('the map page as a product', { skip: skipBrowser, timeout: 400_000 }, (
     await sleep(1000);
     assert.deepEqual(chrome.problems.slice(mark), []);
     await screenshot('zoomed-out');
+  });
+});
+
+describe('the map page over a configured basemap', { skip: skipBrowser, timeout: 120_000 }, () => {
+  let basemap: Server;
+  let asked: string[];
+  let demo: DemoServer;
+  let chrome: MapBrowser;
+  let key: string;
+
+  before(async () => {
+    asked = [];
+    // An XYZ basemap of its own: every tile a solid magenta, so the page's pixels say where it shows.
+    const magenta = await sharp({ create: { width: 256, height: 256, channels: 3, background: '#ff00ff' } })
+      .png()
+      .toBuffer();
+    basemap = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'image/png', 'access-control-allow-origin': '*' }).end(magenta);
+    });
+    await new Promise<void>((resolve) => basemap.listen(0, '127.0.0.1', resolve));
+    const { port } = basemap.address() as AddressInfo;
+    demo = await startDemoServer({
+      NADIR_MAP_BASEMAP: `http://127.0.0.1:${port}/{z}/{x}/{y}.png`,
+      NADIR_MAP_BASEMAP_ATTRIBUTION: 'Test basemap',
+    });
+    key = (await demo.account('basemap')).apiKey;
+    chrome = await openMapBrowser(key);
+  });
+  after(async () => {
+    await chrome?.close();
+    await demo?.close();
+    await new Promise((resolve) => basemap?.close(resolve));
+  });
+
+  test('drawn under the imagery where there is none, credited, allowed by the page policy', async () => {
+    const { page } = chrome;
+    const mark = chrome.problems.length;
+    await chrome.open(demo.url, hashFor('Vert', { zoom: 15, lat: 29.946, lon: -85.418 }));
+    await page.fill('#apikey', key);
+    await page.press('#apikey', 'Enter');
+    await chrome.tilesLoaded('Vert');
+    assert.ok(
+      asked.some((url) => /^\/15\/\d+\/\d+\.png$/.test(url)),
+      `basemap tiles asked: ${asked.slice(0, 3)}`,
+    );
+    await chrome.until(
+      "[...document.querySelectorAll('img.leaflet-tile')].every((i) => getComputedStyle(i).opacity === '1')",
+    );
+    const shot = await page.screenshot();
+    const { data, info } = await sharp(shot).raw().toBuffer({ resolveWithObject: true });
+    // Left of the middle, far from the town (about 130 px across at zoom 15): the basemap's magenta.
+    const box = await page.locator('#map').boundingBox();
+    const [px, py] = [Math.round(box!.x + box!.width * 0.15), Math.round(box!.y + box!.height * 0.5)];
+    const at = (py * info.width + px) * info.channels;
+    assert.deepEqual([data[at], data[at + 1], data[at + 2]], [255, 0, 255]);
+    assert.match((await page.textContent('.leaflet-control-attribution')) ?? '', /Test basemap/);
+    assert.deepEqual(chrome.problems.slice(mark), []);
+    await mkdir(join(PROJECT_ROOT, '.tmp'), { recursive: true });
+    await page.screenshot({ path: join(PROJECT_ROOT, '.tmp', 'map-product-basemap.png') });
   });
 });

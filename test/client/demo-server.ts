@@ -32,7 +32,8 @@ export interface DemoServer {
   close(): Promise<void>;
 }
 
-export async function startDemoServer(): Promise<DemoServer> {
+/** `settings`: more of the server's configuration (NADIR_MAP_BASEMAP, ...). */
+export async function startDemoServer(settings: Record<string, string> = {}): Promise<DemoServer> {
   const town = await demoTown();
   const scratch = await tempDir('client-demo');
   const database = join(scratch.path, 'nadir.sqlite');
@@ -44,6 +45,7 @@ export async function startDemoServer(): Promise<DemoServer> {
     NADIR_DATABASE: database,
     NADIR_STORAGE: town.dataDir,
     NADIR_LOG_LEVEL: 'warn',
+    ...settings,
   };
   const server = await startNadirServer(env, await freePort());
   const command = async (...args: string[]) => {

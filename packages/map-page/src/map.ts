@@ -42,6 +42,9 @@ const message = $('message');
 const mapElement = $('map');
 const onScreen = $('on-screen');
 const demoKey = document.querySelector<HTMLMetaElement>('meta[name="nadir-demo-key"]')?.content ?? '';
+/** The operator's basemap (NADIR_MAP_BASEMAP), drawn under the straight-down layers; none by default. */
+const basemapUrl = document.querySelector<HTMLMetaElement>('meta[name="nadir-basemap"]')?.content ?? '';
+const basemapCredit = document.querySelector<HTMLMetaElement>('meta[name="nadir-basemap-attribution"]')?.content ?? '';
 
 function storedKey(): string {
   try {
@@ -144,10 +147,19 @@ function syncHash(): void {
   $<HTMLAnchorElement>('view-3d').href = `/map/terrain.html#${map.getZoom()}/${lat}/${lon}`;
 }
 
+/** Under the imagery, on Web Mercator only (the panoramas' grids are not the map's). */
+const basemap = basemapUrl
+  ? L.tileLayer(basemapUrl, { maxZoom: MAX_ZOOM, maxNativeZoom: 19, attribution: basemapCredit, zIndex: 0 })
+  : null;
+
 /** Shows a layer type centred on a server-world point, switching CRS when the grid changes. */
 function showType(type: TileType, point: WorldPoint, zoom: number): void {
   state.type = type;
   removeLayers();
+  if (basemap) {
+    if (isStraightDown(type)) basemap.addTo(map);
+    else basemap.remove();
+  }
   map.options.crs = crsOf(type);
   // reset: the pixel origin must be recomputed in the new CRS, not panned to (an option of
   // Leaflet's setView that @types/leaflet leaves out).

@@ -66,6 +66,15 @@ export async function browserClientFiles(): Promise<string[]> {
 export interface MapPageOptions {
   /** Written by `nadir demo`; pre-fills the key input when present. */
   demoApiKey?: string;
+  /** An XYZ template drawn under the imagery (NADIR_MAP_BASEMAP), and its credit. */
+  basemap?: { url: string; attribution: string };
+}
+
+/** The page's policy, with the basemap's origin among the image sources when there is one. */
+function pageCsp(basemap: MapPageOptions['basemap']): string {
+  if (!basemap) return PAGE_CSP;
+  const origin = new URL(basemap.url.replace(/[{}]/g, '')).origin;
+  return PAGE_CSP.replace("img-src 'self' data:", `img-src 'self' data: ${origin}`);
 }
 
 /** The demo account's key from `<dataDir>/demo-api-key`, or undefined when `nadir demo` has not run. */
@@ -102,9 +111,14 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
   const page = await mapPage();
   const built = await page.mapPageFiles();
   const html = (await pageFile(page, built.html)).toString('utf8');
-  const meta = options.demoApiKey
-    ? `<meta name="nadir-demo-key" content="${escapeAttribute(options.demoApiKey)}">`
-    : '';
+  const metas: string[] = [];
+  if (options.demoApiKey) metas.push(`<meta name="nadir-demo-key" content="${escapeAttribute(options.demoApiKey)}">`);
+  if (options.basemap) {
+    metas.push(`<meta name="nadir-basemap" content="${escapeAttribute(options.basemap.url)}">`);
+    metas.push(`<meta name="nadir-basemap-attribution" content="${escapeAttribute(options.basemap.attribution)}">`);
+  }
+  const meta = metas.join('\n');
+  const csp = pageCsp(options.basemap);
   // The page holds a key when there is a demo one: not for shared caches.
   const files = new Map<string, StaticFile>([
     [
@@ -149,7 +163,7 @@ export async function registerMapPage(app: FastifyInstance, options: MapPageOpti
   for (const [url, file] of files) {
     app.get(url, { schema: { hide: true } }, async (_request, reply) => {
       reply.header('cache-control', file.cacheControl).header('x-content-type-options', 'nosniff');
-      if (file.type === TYPES.html) reply.header('content-security-policy', PAGE_CSP);
+      if (file.type === TYPES.html) reply.header('content-security-policy', csp);
       return reply.type(file.type).send(file.body);
     });
   }
