@@ -5,7 +5,6 @@
  * encoded by the tile encoder. A core of its own beside tile-responder.ts: the hot tile path
  * (pass-through and composites of stored JPEG tiles) stays as it is.
  */
-import { createHash } from 'node:crypto';
 import type { ApiKeyLookup } from '../accounts/index.js';
 import { usageMonthOf } from '../accounts/index.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
@@ -19,12 +18,14 @@ import { ENCODING_VERSION, encodeTile } from '../tiles/encode.js';
 import { lonLatBox, MAX_UNDERZOOM } from '../tiles/planner.js';
 import {
   cacheControlOf,
+  type DrawnTileAnswer,
+  etagOfSeed,
   LOCATION_MAX_AGE,
   matchesIfNoneMatch,
   noImagery,
   SURVEY_MAX_AGE,
+  type TileConditions,
 } from '../tiles/tile-headers.js';
-import type { HeaderPairs } from '../tiles/tile-responder.js';
 import { type ChangePair, type DsmSurvey, MAX_PAIR_CANDIDATES, pairById } from './change-pair.js';
 import type { ChangeTileQuery } from './change-tile-query.js';
 
@@ -34,12 +35,6 @@ export interface ChangeTileParts {
   /** Where served tiles are counted for `nadir accounts usage` (as every tile). */
   usage: { count(accountId: string, month: string): void };
   clock: Clock;
-}
-
-export interface ChangeTileAnswer {
-  status: 200 | 304;
-  headers: HeaderPairs;
-  body: Buffer | undefined;
 }
 
 /** Colours are looked up per centimetre of change over the ramp's span; beyond it the ends hold. */
@@ -64,11 +59,7 @@ export class ChangeTiles {
     this.#version = `${JSON.stringify(CHANGE_RAMP)}|${ENCODING_VERSION}`;
   }
 
-  async answer(
-    caller: ApiKeyLookup,
-    query: ChangeTileQuery,
-    conditions: { ifNoneMatch: string | undefined; keyInUrl: boolean },
-  ): Promise<ChangeTileAnswer> {
+  async answer(caller: ApiKeyLookup, query: ChangeTileQuery, conditions: TileConditions): Promise<DrawnTileAnswer> {
     const { tile } = query;
     const pair = await this.#pair(query);
     const dsm = pair.after.assets.DetailDsm;
@@ -116,7 +107,7 @@ export class ChangeTiles {
   #etag(pair: ChangePair, threshold: number): string {
     const { after, baseline } = pair;
     const seed = `${after.id}@${after.version}|${baseline.id}@${baseline.version}|${threshold}|${this.#version}`;
-    return `"${createHash('sha256').update(seed).digest('base64url').slice(0, 27)}"`;
+    return etagOfSeed(seed);
   }
 
   /** RGBA: the ramp's colour where the height changed by more than the threshold, else transparent. */

@@ -6,7 +6,6 @@
  * it has none (up to MAX_LAYERS); a survey tile draws that survey. A core of its own beside
  * tile-responder.ts and change-tiles.ts: the hot path of stored JPEG tiles stays as it is.
  */
-import { createHash } from 'node:crypto';
 import type { ApiKeyLookup } from '../accounts/index.js';
 import { usageMonthOf } from '../accounts/index.js';
 import { LruCache } from '../cache/lru.js';
@@ -22,12 +21,14 @@ import { ENCODING_VERSION, encodeTile } from '../tiles/encode.js';
 import { lonLatBox, MAX_UNDERZOOM } from '../tiles/planner.js';
 import {
   cacheControlOf,
+  type DrawnTileAnswer,
+  etagOfSeed,
   LOCATION_MAX_AGE,
   matchesIfNoneMatch,
   noImagery,
   SURVEY_MAX_AGE,
+  type TileConditions,
 } from '../tiles/tile-headers.js';
-import type { HeaderPairs } from '../tiles/tile-responder.js';
 import {
   BORDER,
   GROWN_SIZE,
@@ -52,12 +53,6 @@ export interface HeightTileParts {
   clock: Clock;
 }
 
-export interface HeightTileAnswer {
-  status: 200 | 304;
-  headers: HeaderPairs;
-  body: Buffer | undefined;
-}
-
 export class HeightTiles {
   readonly #parts: HeightTileParts;
   /** Each DSM's own height range, by file and version: the relief ramp's and the terrain's ground. */
@@ -67,11 +62,7 @@ export class HeightTiles {
     this.#parts = parts;
   }
 
-  async answer(
-    caller: ApiKeyLookup,
-    query: HeightTileQuery,
-    conditions: { ifNoneMatch: string | undefined; keyInUrl: boolean },
-  ): Promise<HeightTileAnswer> {
+  async answer(caller: ApiKeyLookup, query: HeightTileQuery, conditions: TileConditions): Promise<DrawnTileAnswer> {
     const { tile } = query;
     const layers = await this.#layers(query);
     const newest = layers[0] as DsmSurvey;
@@ -174,6 +165,6 @@ export class HeightTiles {
   #etag(layers: DsmSurvey[], query: HeightTileQuery, range: HeightRange | undefined): string {
     const surveys = layers.map((survey) => `${survey.id}@${survey.version}`).join(',');
     const seed = `${surveys}|${query.style}|${range?.min}|${range?.max}|${STYLES_VERSION}|${ENCODING_VERSION}`;
-    return `"${createHash('sha256').update(seed).digest('base64url').slice(0, 27)}"`;
+    return etagOfSeed(seed);
   }
 }

@@ -64,3 +64,21 @@ export function rateLimited(decision: RateDecision, intervalSeconds: number): Na
 export function noImagery(tile: TileCoord): NadirError {
   return new NadirError('NO_IMAGERY', `No imagery for tile ${tile.z}/${tile.x}/${tile.y} with these filters`);
 }
+
+/** What a tile request says of the caller's copy and of its key (which decides Cache-Control). */
+export interface TileConditions {
+  ifNoneMatch: string | undefined;
+  keyInUrl: boolean;
+}
+
+/** A tile a core of its own draws (DsmChange, DetailDsm): 200 with the PNG, or 304. Headers as pairs. */
+export interface DrawnTileAnswer {
+  status: 200 | 304;
+  headers: string[];
+  body: Buffer | undefined;
+}
+
+/** A strong ETag standing for `seed`: 27 base64url characters of its SHA-256. */
+export function etagOfSeed(seed: string): string {
+  return `"${createHash('sha256').update(seed).digest('base64url').slice(0, 27)}"`;
+}

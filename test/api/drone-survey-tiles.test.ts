@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Survey } from '../../src/catalogue/survey.js';
 import { grownGrid, tileGrid } from '../../src/geo/aoi-grid.js';
-import { mercatorToLonLat, ORIGIN_SHIFT, type TileCoord, tileBounds } from '../../src/geo/web-mercator.js';
+import { mercatorToLonLat, type TileCoord, tileBounds, tileForMercator } from '../../src/geo/web-mercator.js';
 import { terrainRgbHeight } from '../../src/height-tiles/height-styles.js';
 import { rampColour } from '../../src/raster/index.js';
 import { rgba } from '../gis/tile-pixels.js';
@@ -22,11 +22,6 @@ import { type ApiFixture, createKey, errorBody, realdataMissing, startApi } from
 const ID = '7a1e0c55-4d2b-4f0e-9c1a-3b5d7e9f1a01';
 const ORTHO = join(REALDATA, 'fieldimager-ws5/odm_orthophoto.tif');
 const DSM = join(REALDATA, 'fieldimager-ws5/dsm.tif');
-
-function tileAt(x: number, y: number, z: number): TileCoord {
-  const size = (2 * ORIGIN_SHIFT) / 2 ** z;
-  return { z, x: Math.floor((x + ORIGIN_SHIFT) / size), y: Math.floor((ORIGIN_SHIFT - y) / size) };
-}
 
 describe('a TrueOrtho and DetailDsm survey as map layers', { skip: realdataMissing }, () => {
   let api: ApiFixture;
@@ -49,7 +44,7 @@ describe('a TrueOrtho and DetailDsm survey as map layers', { skip: realdataMissi
     const dsm = survey.assets.DetailDsm;
     assert.ok(dsm && survey.assets.TrueOrtho && !survey.assets.Vert);
     const b = dsm.bounds;
-    tile = tileAt((b.minX + b.maxX) / 2, (b.minY + b.maxY) / 2, dsm.maxZoom);
+    tile = tileForMercator((b.minX + b.maxX) / 2, (b.minY + b.maxY) / 2, dsm.maxZoom);
   });
   after(async () => api.close());
 
@@ -59,7 +54,7 @@ describe('a TrueOrtho and DetailDsm survey as map layers', { skip: realdataMissi
     const ortho = survey.assets.TrueOrtho;
     assert.ok(ortho);
     const b = ortho.bounds;
-    const at = tileAt((b.minX + b.maxX) / 2, (b.minY + b.maxY) / 2, ortho.maxZoom);
+    const at = tileForMercator((b.minX + b.maxX) / 2, (b.minY + b.maxY) / 2, ortho.maxZoom);
     for (const url of [`/tiles/v3/surveys/${ID}/${path('TrueOrtho', at)}`, `/tiles/v3/${path('TrueOrtho', at)}`]) {
       const r = await api.get(`${url}?apikey=${key}`);
       assert.equal(r.status, 200, url);

@@ -8,9 +8,9 @@ import type { ChangeTiles } from '../../change/change-tiles.js';
 import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
+import { type ApiKeyVerifier, callerOf } from '../http/auth.js';
 import { documentedPath } from '../http/openapi.js';
-import { setHeaders, tileAdmission } from '../tiles/tile-route.js';
+import { sendDrawnTile, tileAdmission, tileConditions } from '../tiles/tile-route.js';
 import { ChangeTileDocumentedParamsSchema, changeTileRouteSchema } from './change-tile-schema.js';
 
 /** A static path: fastify's router prefers it to `/tiles/v3/:contentType/...`, and the tile lane leaves it alone. */
@@ -37,12 +37,7 @@ export function registerChangeTileRoute(app: FastifyInstance, parts: ChangeTileR
     async (request, reply) => {
       const query = request.query as ChangeTileQueryString;
       const parsed = parseChangeTileQuery(request.params as ChangeTilePath, query, () => utcDate(clock()));
-      const answer = await changeTiles.answer(callerOf(request), parsed, {
-        ifNoneMatch: request.headers['if-none-match'],
-        keyInUrl: keyIsInUrl(query.apikey),
-      });
-      setHeaders(reply, answer.headers);
-      return reply.code(answer.status).send(answer.body);
+      return sendDrawnTile(reply, await changeTiles.answer(callerOf(request), parsed, tileConditions(request)));
     },
   );
 }

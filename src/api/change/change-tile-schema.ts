@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { DEFAULT_TILE_THRESHOLD, MAX_THRESHOLD } from '../../change/change-tile-query.js';
-import { ErrorBodySchema } from '../http/schemas.js';
-import { LocationTileQuerySchema } from '../tiles/tile-schema.js';
+import { LocationTileQuerySchema, pngTileResponses } from '../tiles/tile-schema.js';
 
 /** `/tiles/v3/DsmChange/{z}/{x}/{y}.png`: validation and OpenAPI in one. */
 // The demo town's middle at z19 (http/demo-examples.ts's point): its tile has change in it.
@@ -56,15 +55,5 @@ export const changeTileRouteSchema = {
   security: [{ apikeyQuery: [] as string[] }, { apikeyHeader: [] as string[] }] as Record<string, string[]>[],
   params: ChangeTileParamsSchema,
   querystring: ChangeTileQuerySchema,
-  response: {
-    200: {
-      description: 'The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (after,baseline), X-RateLimit-*.',
-      content: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
-    },
-    304: { description: 'Not modified (If-None-Match matched the ETag).' },
-    400: ErrorBodySchema,
-    401: ErrorBodySchema,
-    404: ErrorBodySchema,
-    429: ErrorBodySchema,
-  },
+  response: pngTileResponses('after,baseline'),
 };

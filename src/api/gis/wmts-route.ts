@@ -27,10 +27,10 @@ import type { HeightTiles } from '../../height-tiles/height-tiles.js';
 import { encodeTile } from '../../tiles/encode.js';
 import type { TileFormat } from '../../tiles/tile-renderer.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
+import { type ApiKeyVerifier, callerOf } from '../http/auth.js';
 import { answerToFailure, sendFailure } from '../http/error-handling.js';
 import { timedStep } from '../http/request-lifecycle.js';
-import { setHeaders, tileAnswerers } from '../tiles/tile-route.js';
+import { sendDrawnTile, tileAnswerers, tileConditions } from '../tiles/tile-route.js';
 import { cacheFor, gisLinksFor } from './gis-request.js';
 import {
   checkService,
@@ -228,13 +228,7 @@ export function registerWmtsRoutes(
   /** The answer of the core that draws the layer. */
   async function answerTarget(request: FastifyRequest, reply: FastifyReply, target: WmtsTileTarget) {
     if (target.kind === 'imagery') return answer(request, reply, target.query);
-    const query = request.query as { apikey?: string };
-    const heights = await heightTiles.answer(callerOf(request), target.query, {
-      ifNoneMatch: request.headers['if-none-match'],
-      keyInUrl: keyIsInUrl(query.apikey),
-    });
-    setHeaders(reply, heights.headers);
-    return reply.code(heights.status).send(heights.body);
+    return sendDrawnTile(reply, await heightTiles.answer(callerOf(request), target.query, tileConditions(request)));
   }
 
   app.get(

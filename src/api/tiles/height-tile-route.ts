@@ -8,7 +8,7 @@ import {
 } from '../../height-tiles/height-tile-query.js';
 import type { HeightTiles } from '../../height-tiles/height-tiles.js';
 import type { TileResponder } from '../../tiles/tile-responder.js';
-import { type ApiKeyVerifier, callerOf, keyIsInUrl } from '../http/auth.js';
+import { type ApiKeyVerifier, callerOf } from '../http/auth.js';
 import { documentedPath } from '../http/openapi.js';
 import {
   HeightTileDocumentedParamsSchema,
@@ -16,7 +16,7 @@ import {
   SurveyHeightTileDocumentedParamsSchema,
   surveyHeightTileRouteSchema,
 } from './height-tile-schema.js';
-import { setHeaders, tileAdmission } from './tile-route.js';
+import { sendDrawnTile, tileAdmission, tileConditions } from './tile-route.js';
 
 /**
  * Static `DetailDsm` segments: fastify's router prefers them to the `:contentType` routes, and the
@@ -44,12 +44,7 @@ export function registerHeightTileRoutes(app: FastifyInstance, parts: HeightTile
     app.get(path, { schema, config, onRequest: tileAdmission(keys, tiles) }, async (request, reply) => {
       const query = request.query as HeightTileQueryString;
       const parsed = parseHeightTileQuery(request.params as HeightTilePath, query, () => utcDate(clock()));
-      const answer = await heightTiles.answer(callerOf(request), parsed, {
-        ifNoneMatch: request.headers['if-none-match'],
-        keyInUrl: keyIsInUrl(query.apikey),
-      });
-      setHeaders(reply, answer.headers);
-      return reply.code(answer.status).send(answer.body);
+      return sendDrawnTile(reply, await heightTiles.answer(callerOf(request), parsed, tileConditions(request)));
     });
   }
 }

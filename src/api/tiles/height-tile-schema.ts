@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { HEIGHT_STYLES } from '../../height-tiles/height-styles.js';
 import { MAX_HEIGHT, MIN_HEIGHT } from '../../height-tiles/height-tile-query.js';
-import { ErrorBodySchema, StringEnum } from '../http/schemas.js';
-import { LocationTileQuerySchema } from './tile-schema.js';
+import { StringEnum } from '../http/schemas.js';
+import { LocationTileQuerySchema, pngTileResponses } from './tile-schema.js';
 
 /** DetailDsm map tiles (nadir extensions beyond the spec): validation and OpenAPI in one. */
 
@@ -46,18 +46,7 @@ const common = {
   tags: ['tiles'],
   security: [{ apikeyQuery: [] as string[] }, { apikeyHeader: [] as string[] }] as Record<string, string[]>[],
   querystring: HeightTileQuerySchema,
-  response: {
-    200: {
-      description:
-        'The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (the surveys drawn), X-RateLimit-*.',
-      content: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
-    },
-    304: { description: 'Not modified (If-None-Match matched the ETag).' },
-    400: ErrorBodySchema,
-    401: ErrorBodySchema,
-    404: ErrorBodySchema,
-    429: ErrorBodySchema,
-  },
+  response: pngTileResponses('the surveys drawn'),
   /** Beyond the spec's tile layers (Vert and panoramas): say so to programs reading the document. */
   'x-nadir-extension': true,
 };

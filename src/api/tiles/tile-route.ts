@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../clock.js';
 import { utcDate } from '../../geo/dates.js';
+import type { DrawnTileAnswer, TileConditions } from '../../tiles/tile-headers.js';
 import { parseTileQuery, type TilePath, type TileQuery, type TileQueryString } from '../../tiles/tile-query.js';
 import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, authenticate, callerOf, keyIsInUrl } from '../http/auth.js';
@@ -37,6 +38,20 @@ export function tileRouter(app: FastifyInstance): (path: string) => TilePath | u
 
 export function setHeaders(reply: FastifyReply, headers: HeaderPairs): void {
   for (let i = 0; i < headers.length; i += 2) reply.header(headers[i] as string, headers[i + 1]);
+}
+
+/** What a tile request says of the caller's copy and its key, for the cores that draw tiles of their own. */
+export function tileConditions(request: FastifyRequest): TileConditions {
+  return {
+    ifNoneMatch: request.headers['if-none-match'],
+    keyInUrl: keyIsInUrl((request.query as { apikey?: string }).apikey),
+  };
+}
+
+/** Sends a tile such a core drew (DsmChange, DetailDsm): its status, headers and PNG. */
+export function sendDrawnTile(reply: FastifyReply, answer: DrawnTileAnswer): FastifyReply {
+  setHeaders(reply, answer.headers);
+  return reply.code(answer.status).send(answer.body);
 }
 
 function reportTimings(request: FastifyRequest, timings: Timing[]): void {

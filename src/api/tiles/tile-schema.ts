@@ -91,6 +91,21 @@ const imageResponse = {
   },
 };
 
+/** The answers of a tile a core draws as PNG (DsmChange, DetailDsm); `ids`: what X-Survey-Ids lists. */
+export function pngTileResponses(ids: string) {
+  return {
+    200: {
+      description: `The tile, image/png. Headers: ETag, Cache-Control, X-Survey-Ids (${ids}), X-RateLimit-*.`,
+      content: { 'image/png': { schema: { type: 'string', format: 'binary' } } },
+    },
+    304: { description: 'Not modified (If-None-Match matched the ETag).' },
+    400: ErrorBodySchema,
+    401: ErrorBodySchema,
+    404: ErrorBodySchema,
+    429: ErrorBodySchema,
+  };
+}
+
 const responses = {
   200: imageResponse,
   304: { description: 'Not modified (If-None-Match matched the ETag).' },
