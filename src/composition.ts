@@ -17,6 +17,14 @@ import { SurveyIngestor } from './ingest/ingest-survey.js';
 import { IngestWorkspace } from './ingest/workspace.js';
 import { MemoryRateLimiter, type RateLimiter } from './limits/rate-limiter.js';
 import { RedisRateLimiter } from './limits/redis-rate-limiter.js';
+import {
+  databaseCalls,
+  measuredAccounts,
+  measuredRateLimiter,
+  measuredStorage,
+  tileObserver,
+} from './metrics/measured-parts.js';
+import { NadirMetrics } from './metrics/nadir-metrics.js';
 import { boundRasterMemory, RasterEngine } from './raster/index.js';
 import { gdalStorageSettings, openStorage } from './storage/open-storage.js';
 import type { SurveyStorage } from './storage/storage.js';
@@ -24,6 +32,14 @@ import { openStores, type StoreEvents } from './stores/open-stores.js';
 import { DEFAULT_TILE_ENGINE_OPTIONS, TileEngine } from './tiles/tile-engine.js';
 import { TileResponder } from './tiles/tile-responder.js';
 import { generateTokenSecret, parseTokenKeyring, TokenCodec, type TokenKeyring } from './tokens/index.js';
+import {
+  bothObservers,
+  TracedRasterEngine,
+  tileSteps,
+  tracedCatalogue,
+  tracedStorage,
+} from './tracing/traced-parts.js';
+import { Tracing } from './tracing/tracing.js';
 
 /** Everything nadir runs on, built from one parsed config. The only place that wires modules. */
 export interface Services {
@@ -55,6 +71,10 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Tiles served per account and month, written in batches. */
   tileUsage: TileUsageCounter;
+  /** Prometheus metrics, when config.metrics asks for them (the parts above then record into them). */
+  metrics?: NadirMetrics;
+  /** OpenTelemetry traces, when config.tracing names an exporter. */
+  tracing?: Tracing;
   close(): Promise<void>;
 }
 
@@ -165,16 +185,18 @@ async function openSurveyParts(config: Config, clock: Clock, events: StoreEvents
 }
 
 /** Tile rate limits: shared through Redis when configured, else this process's own counters. */
-async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter> {
+async function openRateLimiter(config: Config, log: Logger, metrics?: NadirMetrics): Promise<RateLimiter> {
   if (!config.redisUrl) return new MemoryRateLimiter();
   return RedisRateLimiter.connect(
     config.redisUrl,
     {
-      unavailable: (error) =>
+      unavailable: (error) => {
+        metrics?.redisFallbacks.inc();
         log.warn(
           { err: error },
           'Redis unreachable: tile rate limits are counted by each process alone until it is back',
-        ),
+        );
+      },
       recovered: () => log.info('Redis reachable again: tile rate limits are shared again'),
     },
     config.redisTimeoutMs,
@@ -188,27 +210,39 @@ async function openRateLimiter(config: Config, log: Logger): Promise<RateLimiter
 export async function createServices(config: Config, clock: Clock, choices: ServiceChoices = {}): Promise<Services> {
   configureGdal(config);
   configureSharp();
-  const log = createLogger(config.logLevel, config.serverId, choices.logStream);
+  // Traces when OTEL_* name an endpoint; every log line of a request then carries its trace id.
+  const tracing = config.tracing && new Tracing(config.tracing, config.serverId);
+  const log = createLogger(config.logLevel, config.serverId, choices.logStream, tracing && (() => tracing.logFields()));
   // First, so a bad keyring fails before the database is opened.
   const tokens = new TokenCodec(loadTokenKeyring(config), { now: clock });
+  const metrics = config.metrics ? new NadirMetrics() : undefined;
   const writer = await openSurveyParts(config, clock, {
     onOpen: (error) =>
       log.error({ err: error }, 'PostgreSQL unavailable: requests that need it answer 503 until it is back'),
     onClose: () => log.info('PostgreSQL reachable again'),
+    onCall: metrics && databaseCalls(metrics),
   });
   let rateLimiter: RateLimiter;
   try {
-    rateLimiter = choices.rateLimiter ?? (await openRateLimiter(config, log));
+    rateLimiter = choices.rateLimiter ?? (await openRateLimiter(config, log, metrics));
   } catch (error) {
     await writer.close();
     throw error;
   }
+  // Redis round trips timed (a worker leasing from its primary counts in memory there).
+  if (metrics && config.redisUrl) rateLimiter = measuredRateLimiter(rateLimiter, metrics);
   if (config.database.engine === 'postgres' && !config.tokenSecrets) {
     log.warn(
       "NADIR_TOKEN_SECRETS is not set: this server signs tokens with its own data folder's secret, which servers on other machines will refuse",
     );
   }
-  const { catalogue, accounts, storage, ingestor } = writer;
+  const { ingestor } = writer;
+  // Measured and traced where metrics and tracing are on: the same parts with a recorder around
+  // them (metrics/measured-parts.ts, tracing/traced-parts.ts).
+  const accounts = metrics ? measuredAccounts(writer.accounts, metrics) : writer.accounts;
+  let storage = metrics ? measuredStorage(writer.storage, config.storage.kind, metrics) : writer.storage;
+  if (tracing) storage = tracedStorage(storage, tracing, config.storage.kind);
+  const catalogue = tracing ? tracedCatalogue(writer.catalogue, tracing, config.database.engine) : writer.catalogue;
   const tileEngine = new TileEngine(catalogue, storage, {
     ...DEFAULT_TILE_ENGINE_OPTIONS,
     pixelCacheMb: config.tileCacheMb,
@@ -216,12 +250,26 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     imageSlots: Math.max(1, Math.floor(availableParallelism() / config.workers)),
   });
   const tileUsage = new TileUsageCounter(accounts, TILE_USAGE_FLUSH_MS);
-  const tiles = new TileResponder({ engine: tileEngine, surveys: catalogue, rateLimiter, usage: tileUsage, clock });
-  const raster = new RasterEngine({
+  const observer = bothObservers(metrics && tileObserver(metrics), tracing && tileSteps(tracing));
+  const tiles = new TileResponder({
+    engine: tileEngine,
+    surveys: catalogue,
+    rateLimiter,
+    usage: tileUsage,
+    clock,
+    observer,
+  });
+  const rasterOptions = {
     storage,
     // Remote storage: a render whose store stops answering is a 503 within about this.
     storageTimeoutMs: config.storage.kind === 'local' ? undefined : config.storage.timeoutMs,
     admission: { budget: config.rasterBudgetMb * 1024 * 1024, maxWaitMs: config.rasterQueueMs },
+  };
+  const raster = tracing ? new TracedRasterEngine(rasterOptions).traceWith(tracing) : new RasterEngine(rasterOptions);
+  metrics?.readAtScrape({
+    rasterAdmission: () => raster.admission.stats,
+    tileCaches: () => ({ answers: tiles.answerCacheStats, ...tileEngine.cacheStats }),
+    engines: { database: () => catalogue.ping(), redis: config.redisUrl ? () => rateLimiter.ping() : undefined },
   });
   return {
     config,
@@ -240,12 +288,16 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
     tileEngine,
     rateLimiter,
     tileUsage,
+    metrics,
+    tracing,
     async close() {
       tileEngine.close();
       // Counts first, while the database is still open: a stopped server loses none.
       await tileUsage.close();
       await rateLimiter.close();
       await writer.close();
+      // Last: what the closing did is traced too.
+      await tracing?.close();
     },
   };
 }

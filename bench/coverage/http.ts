@@ -33,7 +33,7 @@ export type HttpFigures = Pick<
   cpuMsPerRequest: number;
 };
 
-export function coverageUrl(server: CoverageServer, [lon, lat]: [number, number]): string {
+export function coverageUrl(server: Pick<CoverageServer, 'url' | 'apiKey'>, [lon, lat]: [number, number]): string {
   const point = `${lon.toFixed(7)},${lat.toFixed(7)}`;
   return `${server.url}/staticmap/v2/coverage.json?apikey=${server.apiKey}&point=${point}&radius=${RADIUS}&resources=${RESOURCES.join(',')}`;
 }

@@ -7,10 +7,14 @@ import type { Config } from '../config/config.js';
 import type { CoverageAnswers } from '../coverage/coverage-answers.js';
 import type { HeightTiles } from '../height-tiles/height-tiles.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
+import { HttpMetrics } from '../metrics/http-metrics.js';
+import type { NadirMetrics } from '../metrics/nadir-metrics.js';
+import { setRoute } from '../metrics/route-label.js';
 import type { RasterEngine } from '../raster/index.js';
 import type { SurveyStorage } from '../storage/storage.js';
 import type { TileResponder } from '../tiles/tile-responder.js';
 import type { TokenCodec } from '../tokens/index.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { registerChangeRoute } from './change/change-route.js';
 import { registerChangeTileRoute } from './change/change-tile-route.js';
 import { CoverageLane } from './coverage/coverage-lane.js';
@@ -52,6 +56,10 @@ export interface ServerParts {
   rateLimiter: Pick<RateLimiter, 'ping'>;
   /** For /ready: whether the survey files answer. */
   storage: Pick<SurveyStorage, 'ping'>;
+  /** When given, every answer (the lanes' too) is counted and timed by route and status. */
+  metrics?: Pick<NadirMetrics, 'httpRequests' | 'httpDuration'>;
+  /** When given, a span per request (its log lines then carry the trace id). */
+  tracing?: Pick<Tracing, 'handler'>;
 }
 
 /**
@@ -77,11 +85,17 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   const state: ServerState = { draining: false };
   const lane = new TileLane({ keys: accounts, tiles, clock, state });
   const coverageLane = new CoverageLane({ keys: accounts, answers: coverage, tokens, clock, state });
+  const httpMetrics = parts.metrics && new HttpMetrics(parts.metrics);
   const app = Fastify({
     // Tile and coverage requests meet their lanes before fastify (tile-lane.ts, coverage-lane.ts
     // say why), on a node:http server with nadir's timeouts that ends connections where node
     // would (http-server.ts).
-    serverFactory: (handler) => createHttpServer(config.http, lane.handler(coverageLane.handler(handler))),
+    serverFactory: (handler) => {
+      let entrance = lane.handler(coverageLane.handler(handler));
+      if (httpMetrics) entrance = httpMetrics.handler(entrance);
+      if (parts.tracing) entrance = parts.tracing.handler(entrance);
+      return createHttpServer(config.http, entrance);
+    },
     loggerInstance: parts.log,
     // One redacted access-log line per request comes from our onResponse hook instead.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
@@ -124,6 +138,13 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   });
 
   installRequestLifecycle(app);
+  // The route template fastify matched, for the metrics' route label and the span (never the URL).
+  if (httpMetrics || parts.tracing) {
+    app.addHook('onRequest', (request, reply, done) => {
+      setRoute(reply.raw, request.routeOptions.url);
+      done();
+    });
+  }
   installErrorHandling(app);
   installAuthentication(app);
   // Every route's query string: duplicates refused, numbers parsed strictly (query-params.ts).

@@ -16,6 +16,15 @@ export interface LruOptions<V> {
   onEvict?: (key: string, value: V) => void;
 }
 
+/** What a cache holds and how its lookups went since it was made (for metrics). */
+export interface CacheStats {
+  entries: number;
+  /** The total weight held (bytes, for the caches that weigh by bytes). */
+  weight: number;
+  hits: number;
+  misses: number;
+}
+
 export class LruCache<V> {
   readonly #entries = new Map<string, { value: V; weight: number; used: boolean }>();
   readonly #maxEntries: number;
@@ -23,6 +32,8 @@ export class LruCache<V> {
   readonly #weigh: (value: V) => number;
   readonly #onEvict: ((key: string, value: V) => void) | undefined;
   #weight = 0;
+  #hits = 0;
+  #misses = 0;
 
   constructor(options: LruOptions<V>) {
     if (!(options.maxEntries >= 1)) throw new RangeError('maxEntries must be at least 1');
@@ -40,9 +51,17 @@ export class LruCache<V> {
     return this.#weight;
   }
 
+  get stats(): CacheStats {
+    return { entries: this.#entries.size, weight: this.#weight, hits: this.#hits, misses: this.#misses };
+  }
+
   get(key: string): V | undefined {
     const entry = this.#entries.get(key);
-    if (entry === undefined) return undefined;
+    if (entry === undefined) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
     entry.used = true;
     return entry.value;
   }

@@ -2,6 +2,7 @@ import { availableParallelism, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { NadirError } from '../errors.js';
 import { DEFAULT_JPEG_QUALITY } from '../geo/asset-layout.js';
+import { parseTracingConfig, type TracingConfig } from './otel-config.js';
 
 /** AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN); absent: the SDK's own chain. */
 export interface S3Credentials {
@@ -84,6 +85,13 @@ export interface Config {
   /** Processes `nadir serve` runs (NADIR_WORKERS: a number, or `auto` for one per core). */
   workers: number;
   http: HttpTimeouts;
+  /**
+   * Prometheus' `/metrics` on a port of its own (NADIR_METRICS_PORT; absent: no metrics at all),
+   * on NADIR_METRICS_HOST (default NADIR_HOST). docs/operations.md.
+   */
+  metrics?: { host: string; port: number };
+  /** OpenTelemetry traces over OTLP/HTTP, when the standard OTEL_* variables name an endpoint. */
+  tracing?: TracingConfig;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -238,6 +246,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     bad('NADIR_MAP_BASEMAP', 'must hold {z}, {x} and {y}', basemap);
   }
   const host = env.NADIR_HOST || '0.0.0.0';
+  const tracing = parseTracingConfig(env);
   return {
     dataDir,
     database: parseDatabase(env, dataDir, cwd),
@@ -260,5 +269,9 @@ export function parseConfig(env: NodeJS.ProcessEnv, cwd: string): Config {
     coverageCacheMb: integer(env, 'NADIR_COVERAGE_CACHE_MB', 64, 0, 1024 * 1024),
     workers: env.NADIR_WORKERS === 'auto' ? availableParallelism() : integer(env, 'NADIR_WORKERS', 1, 1, 64),
     http: parseHttpTimeouts(env),
+    ...(env.NADIR_METRICS_PORT
+      ? { metrics: { host: env.NADIR_METRICS_HOST || host, port: integer(env, 'NADIR_METRICS_PORT', 0, 0, 65535) } }
+      : {}),
+    ...(tracing ? { tracing } : {}),
   };
 }

@@ -30,7 +30,15 @@ export interface EngineGuardOptions {
   /** Told when the breaker opens (with the failure that opened it) and when it closes again. */
   onOpen?(error: unknown): void;
   onClose?(): void;
+  /**
+   * Told of each call as it starts (refused ones too); what it returns is told how the call
+   * ended and after how many ms: the seam metrics count queries, their latency and errors by.
+   */
+  onCall?(): (outcome: CallOutcome, ms: number) => void;
 }
+
+/** How a guarded call ended: answered, refused by the engine (a mistake in the call), or unavailable. */
+export type CallOutcome = 'ok' | 'error' | 'unavailable';
 
 export type GuardState = 'closed' | 'open' | 'half-open';
 
@@ -59,6 +67,21 @@ export class EngineGuard {
 
   /** Runs `work` under the timeout and the breaker. */
   async run<T>(work: () => Promise<T>): Promise<T> {
+    const ended = this.#options.onCall?.();
+    if (!ended) return this.#run(work);
+    const started = this.#now();
+    try {
+      const result = await this.#run(work);
+      ended('ok', this.#now() - started);
+      return result;
+    } catch (error) {
+      const unavailable = error instanceof NadirError && error.code === this.#options.code;
+      ended(unavailable ? 'unavailable' : 'error', this.#now() - started);
+      throw error;
+    }
+  }
+
+  async #run<T>(work: () => Promise<T>): Promise<T> {
     const state = this.state;
     if (state === 'open' || (state === 'half-open' && this.#probing)) throw this.#refusal();
     const probe = state === 'half-open';

@@ -11,5 +11,5 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-/** What an engine's outage guard tells (composition.ts logs it). */
-export type StoreEvents = Pick<EngineGuardOptions, 'onOpen' | 'onClose'>;
+/** What an engine's outage guard tells (composition.ts logs it, and counts its calls when metrics are on). */
+export type StoreEvents = Pick<EngineGuardOptions, 'onOpen' | 'onClose' | 'onCall'>;

@@ -10,7 +10,7 @@
  */
 import { type TiffImage, TiffTag } from '@cogeotiff/core';
 import { Doorkeeper } from '../cache/doorkeeper.js';
-import { LruCache } from '../cache/lru.js';
+import { type CacheStats, LruCache } from '../cache/lru.js';
 import { TILE_SIZE } from '../geo/web-mercator.js';
 import type { CogFiles } from './cog-files.js';
 import { readsImagery, StoredTileReader } from './cog-tile-read.js';
@@ -121,6 +121,11 @@ export class CogTiles {
     // Remembering four times as many keys as pixels kept: a tile asked for again while the cache
     // would still hold it is worth keeping.
     if (pixelEntries > 0) this.#pixelsSeen = new Doorkeeper(4 * pixelEntries);
+  }
+
+  /** The stored-JPEG and decoded-pixel caches' figures, for metrics. */
+  get cacheStats(): { jpeg: CacheStats; pixels: CacheStats } {
+    return { jpeg: this.#jpegs.stats, pixels: this.#pixels.stats };
   }
 
   /** The decoded tile if it is cached: no I/O, no decode. */

@@ -4,6 +4,7 @@
  * bounded (entries and bytes) by the options.
  */
 import { availableParallelism } from 'node:os';
+import type { CacheStats } from '../cache/lru.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import type { SurveyStorage } from '../storage/storage.js';
 import { CogFiles } from './cog-files.js';
@@ -43,6 +44,7 @@ export class TileEngine {
   /** Plans and ETags of location tiles, shared by every way a tile request arrives. */
   readonly plans = new PlanMemo();
   readonly #files: CogFiles;
+  readonly #tiles: CogTiles;
 
   constructor(
     catalogue: SurveyCatalogue,
@@ -58,8 +60,14 @@ export class TileEngine {
       maskCacheBytes: 32 * 1024 * 1024,
       gate,
     });
+    this.#tiles = tiles;
     this.candidates = new TileCandidates(catalogue, options.candidateCacheEntries);
     this.renderer = new TileRenderer(tiles, gate);
+  }
+
+  /** The stored-JPEG and decoded-pixel caches' figures, for metrics. */
+  get cacheStats(): { jpeg: CacheStats; pixels: CacheStats } {
+    return this.#tiles.cacheStats;
   }
 
   close(): void {

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { ApiKeyLookup } from '../accounts/index.js';
 import { usageMonthOf } from '../accounts/index.js';
 import { Doorkeeper } from '../cache/doorkeeper.js';
-import { LruCache } from '../cache/lru.js';
+import { type CacheStats, LruCache } from '../cache/lru.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { surveyMatches } from '../catalogue/survey-filters.js';
 import type { Clock } from '../clock.js';
@@ -81,6 +81,15 @@ export interface TileResponderParts {
   /** Where served tiles are counted for `nadir accounts usage`. */
   usage: { count(accountId: string, month: string): void };
   clock: Clock;
+  /** Told how each request ended, synchronously (metrics: src/metrics/); absent, nobody is. */
+  observer?: TileObserver;
+}
+
+/** What a tile request came to: an answer (200 or 304), a refusal by the rate limit, a failure. */
+export interface TileObserver {
+  answered(answer: TileAnswer): void;
+  refused(): void;
+  failed(error: unknown): void;
 }
 
 /**
@@ -110,6 +119,7 @@ export class TileResponder {
   readonly #rateLimiter: RateLimiter;
   readonly #usage: TileResponderParts['usage'];
   readonly #clock: Clock;
+  readonly #observer: TileObserver | undefined;
   readonly #remembered = new LruCache<RememberedTile>({
     maxEntries: REMEMBERED_TILES,
     maxWeight: REMEMBERED_BYTES,
@@ -124,6 +134,7 @@ export class TileResponder {
     this.#rateLimiter = parts.rateLimiter;
     this.#usage = parts.usage;
     this.#clock = parts.clock;
+    this.#observer = parts.observer;
   }
 
   /**
@@ -140,7 +151,10 @@ export class TileResponder {
       this.#clock(),
     );
     const headers = rateLimitPairs(decision);
-    if (!decision.allowed) throw new TileFailure(rateLimited(decision, account.tileRateInterval), headers);
+    if (!decision.allowed) {
+      this.#observer?.refused();
+      throw new TileFailure(rateLimited(decision, account.tileRateInterval), headers);
+    }
     return headers;
   }
 
@@ -148,8 +162,11 @@ export class TileResponder {
   async answer(caller: ApiKeyLookup, query: TileQuery, conditions: TileConditions): Promise<TileAnswer> {
     const timings: Timing[] = [];
     try {
-      return await this.#answer(caller, query, conditions, timings);
+      const answer = await this.#answer(caller, query, conditions, timings);
+      this.#observer?.answered(answer);
+      return answer;
     } catch (error) {
+      this.#observer?.failed(error instanceof TileFailure ? error.cause : error);
       throw error instanceof TileFailure ? error : new TileFailure(error, [], timings);
     }
   }
@@ -202,6 +219,11 @@ export class TileResponder {
     this.#usage.count(caller.account.id, usageMonthOf(this.#clock()));
     headers.push('content-type', rendered.contentType, 'x-survey-ids', rendered.surveyIds.join(','));
     return { status: 200, headers, body: rendered.body, release: rendered.release, timings };
+  }
+
+  /** The remembered pass-through answers' figures, for metrics. */
+  get answerCacheStats(): CacheStats {
+    return this.#remembered.stats;
   }
 
   /** Location tiles: every matching survey in draw order; survey tiles: the one survey, if it matches. */

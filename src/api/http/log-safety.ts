@@ -245,9 +245,16 @@ export interface LogDestination {
  * Requests are logged by our own one-line access log (hooks), so the request serializer only
  * matters for fastify's internal lines: it too never sees headers or a raw URL.
  */
-export function createLogger(level: Config['logLevel'], server: string, stream?: LogDestination): Logger {
+export function createLogger(
+  level: Config['logLevel'],
+  server: string,
+  stream?: LogDestination,
+  /** Fields for every line, asked as it is written (tracing's trace and span ids). */
+  mixin?: () => object,
+): Logger {
   const options = {
     level,
+    ...(mixin ? { mixin } : {}),
     base: { pid: process.pid, server },
     // A header object nested in a logged object (no code logs one): its credentials at least.
     redact: {

@@ -2,6 +2,13 @@ import { availableParallelism } from 'node:os';
 import { buildServer } from '../../api/server.js';
 import { createServices, type Services } from '../../composition.js';
 import { LeasedRateLimiter } from '../../limits/rate-lease.js';
+import {
+  clusterScrape,
+  type MetricsEndpoint,
+  registryScrape,
+  shareWithPrimary,
+  startMetricsEndpoint,
+} from '../../metrics/metrics-endpoint.js';
 import { type CliContext, type Command, parseCommandArgs, UsageError, wholeNumber } from '../command.js';
 import { isClusterWorker, leaseFromPrimary, superviseWorkers } from '../serve-cluster.js';
 import { systemClock } from '../system-clock.js';
@@ -15,6 +22,8 @@ Environment: NADIR_PORT (8080), NADIR_HOST (0.0.0.0), NADIR_DATA_DIR (./data),
 NADIR_DATABASE (<data>/nadir.sqlite), NADIR_LOG_LEVEL (info), NADIR_TOKEN_SECRETS,
 NADIR_WORKERS (1); NADIR_HTTP_HEADERS_TIMEOUT_MS (60000), NADIR_HTTP_REQUEST_TIMEOUT_MS
 (300000), NADIR_HTTP_KEEP_ALIVE_TIMEOUT_MS (72000): docs/http.md.
+NADIR_METRICS_PORT (none: no metrics), NADIR_METRICS_HOST (NADIR_HOST): Prometheus' /metrics
+on its own port, one scrape for all workers: docs/operations.md.
 --workers: processes sharing the port (auto: one per core). Tile rate limits are shared by all
 of them; the raster memory budget (NADIR_RASTER_BUDGET_MB) is divided between them.
 SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit.`,
@@ -28,7 +37,14 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
     const workers = values.workers === undefined ? ctx.config.workers : parseWorkers(values.workers);
     if (workers > 1 && !isClusterWorker()) {
       ctx.stderr.write(`nadir: starting ${workers} worker processes on port ${port}\n`);
-      return superviseWorkers(workers, (line) => ctx.stderr.write(`${line}\n`));
+      // One scrape for all of them: the primary answers with its workers' metrics summed.
+      const { metrics } = ctx.config;
+      const endpoint = metrics && (await startMetricsEndpoint(clusterScrape(), metrics.host, metrics.port));
+      try {
+        return await superviseWorkers(workers, (line) => ctx.stderr.write(`${line}\n`));
+      } finally {
+        await endpoint?.close();
+      }
     }
     let services: Services;
     if (isClusterWorker()) {
@@ -40,13 +56,22 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
     } else {
       services = await ctx.services();
     }
+    let metricsEndpoint: MetricsEndpoint | undefined;
     try {
       const app = await buildServer(services);
       const address = await app.listen({ port, host: values.host ?? ctx.config.host });
       if (!isClusterWorker()) ctx.stderr.write(`nadir listening on ${address}\n`);
+      const { metrics } = services;
+      if (metrics && isClusterWorker()) shareWithPrimary(metrics.registry);
+      else if (metrics && ctx.config.metrics) {
+        const { host, port } = ctx.config.metrics;
+        metricsEndpoint = await startMetricsEndpoint(registryScrape(metrics.registry), host, port);
+        ctx.stderr.write(`nadir metrics on http://${host}:${metricsEndpoint.port}/metrics\n`);
+      }
       await new Promise<void>((resolve) => {
         const stop = async () => {
           await app.close();
+          await metricsEndpoint?.close();
           resolve();
         };
         process.once('SIGTERM', stop);

@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 import { boundIngestMemory } from '../../ingest/ingest-memory.js';
 import { coordinateStep } from '../../ingest/queued-ingest.js';
+import { startIngestMetrics } from '../../metrics/ingest-metrics.js';
 import { gdalStorageSettings } from '../../storage/open-storage.js';
+import { ingestJobSpans } from '../../tracing/ingest-spans.js';
+import { Tracing } from '../../tracing/tracing.js';
 import { type CliContext, type Command, parseCommandArgs, wholeNumber } from '../command.js';
 import { openQueue } from './ingest.js';
 
@@ -28,17 +31,19 @@ to another worker after NADIR_INGEST_JOB_TIMEOUT_S.`,
     const { storage, clock, ingestor, catalogue } = await ctx.surveyWriter();
     const workDir = join(ctx.config.dataDir, 'staging', `worker.${process.pid}`);
     const say = (line: string) => ctx.stderr.write(`${clock().toISOString()} ${line}\n`);
-    const stop = await queue.work(
-      storage,
-      workDir,
-      jobs,
-      gdalStorageSettings(ctx.config.storage),
-      ({ state, label, seconds, error }) => {
-        if (state === 'started') say(`started ${label}`);
-        else if (error) say(`failed ${label} after ${seconds.toFixed(1)} s: ${error}`);
-        else say(`done ${label} in ${seconds.toFixed(1)} s`);
-      },
-    );
+    // NADIR_METRICS_PORT: this worker's jobs and the queue's, for Prometheus (docs/operations.md).
+    const measured = await startIngestMetrics(queue, ctx.config.metrics);
+    // OTEL_*: a span per job (docs/operations.md).
+    const tracing = ctx.config.tracing && new Tracing(ctx.config.tracing, ctx.config.serverId);
+    const traceJob = tracing && ingestJobSpans(tracing);
+    const stop = await queue.work(storage, workDir, jobs, gdalStorageSettings(ctx.config.storage), (event) => {
+      measured?.metrics.job(event);
+      traceJob?.(event);
+      const { state, label, seconds, error } = event;
+      if (state === 'started') say(`started ${label}`);
+      else if (error) say(`failed ${label} after ${seconds.toFixed(1)} s: ${error}`);
+      else say(`done ${label} in ${seconds.toFixed(1)} s`);
+    });
     const stopSurveys = await queue.workSurveys(async (request) => {
       const name = `survey ${request.manifest.id} v${request.version}`;
       say(`coordinating ${name} (step ${request.step})`);
@@ -59,6 +64,8 @@ to another worker after NADIR_INGEST_JOB_TIMEOUT_S.`,
     say('stopping: finishing the jobs in hand');
     await stopSurveys();
     await stop();
+    await measured?.endpoint.close();
+    await tracing?.close();
     await queue.close();
     return 0;
   },
