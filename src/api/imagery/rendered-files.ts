@@ -4,7 +4,8 @@
  * instead of a render per piece. Kept by the request's identity (token, survey version, type,
  * format, point, radius, size: the token is a credential, so only a digest of it is held),
  * bounded in bytes, dropped after TTL_MS on the service's clock. Renders of one identity in flight
- * are shared. Billing is not here: the route bills every answer as before, once per token.
+ * are shared (if the first asker's fails, each other asker renders its own). Billing is not here:
+ * the route bills every answer as before, once per token.
  */
 import { createHash } from 'node:crypto';
 import { LruCache } from '../../cache/lru.js';
@@ -46,7 +47,9 @@ export class RenderedFiles {
     const kept = this.#kept.get(key);
     if (kept && kept.until > now) return kept.result;
     const running = this.#rendering.get(key);
-    if (running) return running;
+    // The first asker's render may fail for the first asker alone (it hung up while queued): the
+    // others then render for themselves rather than share its failure.
+    if (running) return running.catch(() => render());
     const rendering = render();
     this.#rendering.set(key, rendering);
     try {
