@@ -66,7 +66,8 @@ export class HeightTiles {
     const { tile } = query;
     const layers = await this.#layers(query);
     const newest = layers[0] as DsmSurvey;
-    const range = query.range ?? (await this.#rangeOf(newest));
+    // The survey's own range colours relief and grounds Terrain-RGB; hillshade needs none.
+    const range = query.style === 'hillshade' ? undefined : (query.range ?? (await this.#rangeOf(newest)));
     const maxAge = query.surveyId === undefined ? LOCATION_MAX_AGE : SURVEY_MAX_AGE;
     const etag = this.#etag(layers, query, range);
     const headers = ['etag', etag, 'cache-control', cacheControlOf(conditions.keyInUrl, maxAge)];
