@@ -49,7 +49,7 @@ describe('tile errors, rate limits and usage', { skip: realdataMissing }, () => 
 
   const badRequests: [string, string, number, string, string?][] = [
     ['unknown content type', '/tiles/v3/vert/{tile}.jpg', 400, 'INVALID_PARAMETER', 'contentType'],
-    ['TrueOrtho is not a tile layer', '/tiles/v3/TrueOrtho/{tile}.jpg', 400, 'INVALID_PARAMETER', 'contentType'],
+    ['Panorama is not a tile layer', '/tiles/v3/Panorama/{tile}.jpg', 400, 'INVALID_PARAMETER', 'contentType'],
     ['unknown format', '/tiles/v3/Vert/{tile}.gif', 400, 'INVALID_PARAMETER', 'format'],
     ['upper-case format', '/tiles/v3/Vert/{tile}.JPG', 400, 'INVALID_PARAMETER', 'format'],
     ['no format', '/tiles/v3/Vert/{z}/{x}/{y}', 400, 'INVALID_PARAMETER', 'format'],
