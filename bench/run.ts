@@ -4,7 +4,7 @@
  * (bench/results/<date>.json, committed) and as a report with charts (docs/benchmarks.md,
  * docs/benchmarks/*.png).
  *
- *   node --import tsx bench/run.ts [--only tiles|cold|coverage|raster|scale|scale-documents|storage|change|cli|metrics] [--quick] [--fresh] [--profile] [--no-write]
+ *   node --import tsx bench/run.ts [--only tiles|pass-through|cold|coverage|raster|scale|scale-documents|storage|change|cli|metrics] [--quick] [--fresh] [--profile] [--no-write]
  *     [--nadir-workers N|auto]  (the tile part's server: NADIR_WORKERS; serve's default otherwise)
  *     [--tile-rounds N] [--tile-seconds S]  (the tile part's rounds and seconds per point: 3 and 7)
  *     [--scale-sizes 1000000,10000000]  (the scale part's catalogue sizes: 100k quick, 1M and 10M full)
@@ -47,6 +47,8 @@ import { measureCoverage } from './coverage/run.js';
 import { startedGroups } from './load/processes.js';
 import { metricsSection } from './metrics/report.js';
 import { measureMetrics } from './metrics/run.js';
+import { passThroughSection } from './pass-through/report.js';
+import { measurePassThrough } from './pass-through/run.js';
 import { rasterSection } from './raster/report.js';
 import { measureRaster } from './raster/run.js';
 import { writeCharts } from './report/charts.js';
@@ -111,6 +113,7 @@ const PARTS: Part<unknown>[] = [
       }),
     report: tilesSection,
   },
+  { id: 'pass-through', run: (options) => measurePassThrough(options), report: passThroughSection },
   {
     id: 'cold',
     run: (options) => measureCold(options, { baseRoot: values['cold-before'] }),

@@ -35,6 +35,8 @@ export interface NadirServerOptions {
   cpuProfileDir?: string;
   /** Another checkout whose bin/nadir to run (load/nadir-serve.ts). */
   root?: string;
+  /** More settings for the server (NADIR_METRICS_PORT, ...). */
+  env?: NodeJS.ProcessEnv;
 }
 
 async function groupSize(pid: number | undefined): Promise<number> {
@@ -45,7 +47,7 @@ async function groupSize(pid: number | undefined): Promise<number> {
 
 export async function startNadir(options: NadirServerOptions): Promise<NadirServer> {
   const { url, child, stop } = await startNadirServe({
-    env: { NADIR_DATA_DIR: options.dataDir, NADIR_TILE_CACHE_MB: `${options.tileCacheMb}` },
+    env: { ...options.env, NADIR_DATA_DIR: options.dataDir, NADIR_TILE_CACHE_MB: `${options.tileCacheMb}` },
     label: 'nadir',
     workers: options.workers,
     cpuProfileDir: options.cpuProfileDir,
