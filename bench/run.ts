@@ -18,7 +18,7 @@
  * rebuilt from its raw figures, so a change to how it is reported needs no new run).
  * Expects a current dist/ (scripts/setup.sh builds it; or `npm run build`).
  *
- * Layout: one folder per part (tiles/, coverage/, raster/, scale/, storage/, change/; the cold part lives in tiles/cold-*.ts), each with run.ts (measures, returns the
+ * Layout: one folder per part (tiles/, pass-through/, coverage/, raster/, scale/, storage/, change/; the cold part lives in tiles/cold-*.ts), each with run.ts (measures, returns the
  * raw figures), raw.ts (their types, imported by run and report alike, so no import cycle;
  * test/composition/import-cycles.test.ts checks) and report.ts (raw figures -> Section: goals,
  * tables, charts, words); main.ts runs a part alone with its own settings. PARTS below lists them.

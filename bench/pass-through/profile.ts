@@ -1,9 +1,9 @@
 /**
  * Where a pass-through answer's CPU goes: one nadir process under `--cpu-prof`, wrk on the
  * pass-through tiles, the profile's self time by function and by origin.
- *   node --import tsx bench/pass-through/profile.ts [seconds]
+ *   node --import tsx bench/pass-through/profile.ts [seconds] [a folder to keep the .cpuprofile in]
  */
-import { rm } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { scratchDir } from '../load/processes.js';
 import { formatProfile, summariseProfiles } from '../load/profile.js';
@@ -13,6 +13,7 @@ import { startNadir } from '../tiles/servers.js';
 import { findTileLists, nadirTileUrl } from '../tiles/tile-lists.js';
 
 const seconds = Number(process.argv[2] ?? 8);
+const keep = process.argv[3];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const data = await tileData({ fresh: false, log });
 const dir = await scratchDir('pass-through-cpuprof');
@@ -31,6 +32,6 @@ try {
   await nadir.stop();
 }
 log(formatProfile('pass-through', await summariseProfiles(dir, 45, window)));
-if (process.env.KEEP_PROFILE)
-  await (await import('node:fs/promises')).cp(dir, process.env.KEEP_PROFILE, { recursive: true });
+// The raw profile too, for a closer look (a call tree, inclusive times): `[seconds] [keep dir]`.
+if (keep) await cp(dir, keep, { recursive: true });
 await rm(dir, { recursive: true, force: true });
