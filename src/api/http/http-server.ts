@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { HttpTimeouts } from '../../config/config.js';
 import { clientErrorAnswer, JSON_TYPE } from './error-handling.js';
 import { type ApiFailure, failure } from './error-table.js';
+import { rawHeader } from './raw-header.js';
 import { requestIdFor, standardHeaderPairs } from './request-lifecycle.js';
 
 /**
@@ -95,7 +96,9 @@ function answerAsNode(request: IncomingMessage, response: ServerResponse, answer
  */
 function hostChecked(next: NodeHandler): NodeHandler {
   return (request, response) => {
-    if (request.httpVersion !== '1.1' || request.headers.host !== undefined) next(request, response);
+    // From rawHeaders: `request.headers` would build node's header object for every request, which
+    // the lanes never need (raw-header.ts).
+    if (request.httpVersion !== '1.1' || rawHeader(request, 'host') !== undefined) next(request, response);
     else answerAsNode(request, response, failure('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header'), true);
   };
 }
