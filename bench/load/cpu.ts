@@ -58,3 +58,9 @@ export function cpuBetween(before: CpuSample, after: CpuSample): CpuSample {
   for (const [name, value] of Object.entries(after.byThread)) byThread[name] = value - (before.byThread[name] ?? 0);
   return { totalMs: after.totalMs - before.totalMs, byThread };
 }
+
+/** Milliseconds of user + system time one process (not a group) has spent so far. */
+export async function processCpuMs(pid: number): Promise<number> {
+  const fields = statFields(await readFile(`/proc/${pid}/stat`, 'utf8'));
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}

@@ -41,6 +41,17 @@ export interface TileRate {
   statuses: Record<string, number>;
   /** tiles/s of every round, sorted (older results: absent). */
   rounds?: number[];
+  /** Every round in the order run (older results: absent): the rate and the CPU it cost. */
+  roundFigures?: TileRound[];
+}
+
+export interface TileRound {
+  round: number;
+  requestsPerSecond: number;
+  /** CPU ms of the set-up's nadir processes per tile answered. */
+  cpuMsPerTile: number;
+  /** CPU ms of redis-server per tile answered (set-ups that use it). */
+  redisCpuMsPerTile?: number;
 }
 
 export interface ScaleRaw {

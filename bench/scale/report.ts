@@ -1,10 +1,12 @@
 /** The scale part's figures as a report Section: issue 16's goals, tables, a chart, conditions. */
 import { type Goal, goal, type Section, type Table } from '../report/section.js';
-import type { CoverageOnEngine, ScaleRaw, TileRate, TileSetup } from './raw.js';
+import { spread } from '../report/spread.js';
+import type { CoverageOnEngine, ScaleRaw, TileRate, TileRound, TileSetup } from './raw.js';
 
 const GOAL_P99_MS = 10;
 const GOAL_SURVEYS = 1e6;
-const GOAL_REDIS_SHARE = 80;
+/** Issue 37 (it was 80% in issue 16). */
+const GOAL_REDIS_SHARE = 90;
 
 const label = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : n >= 1e3 ? `${n / 1e3}k` : `${n}`);
 const SETUP_NAMES: Record<TileSetup, string> = {
@@ -16,6 +18,23 @@ const SETUP_NAMES: Record<TileSetup, string> = {
 function rateOf(raw: ScaleRaw, setup: TileSetup): TileRate | undefined {
   return raw.tiles.find((t) => t.setup === setup);
 }
+
+/** `figure(a) / figure(b)` of the same round, median over rounds (runs that recorded rounds), else undefined. */
+function sameRound(raw: ScaleRaw, a: TileSetup, b: TileSetup, figure: (r: TileRound) => number | undefined) {
+  const rounds = rateOf(raw, a)?.roundFigures ?? [];
+  const others = rateOf(raw, b)?.roundFigures ?? [];
+  const ratios = rounds.flatMap((r) => {
+    const other = others.find((o) => o.round === r.round);
+    const [x, y] = [figure(r), other && figure(other)];
+    return x !== undefined && y !== undefined && y > 0 ? [x / y] : [];
+  });
+  return ratios.length > 0 ? spread(ratios) : undefined;
+}
+
+const medianOf = (rounds: TileRound[] | undefined, figure: (r: TileRound) => number | undefined) => {
+  const values = (rounds ?? []).flatMap((r) => figure(r) ?? []);
+  return values.length > 0 ? spread(values).median : null;
+};
 
 function coverageTable(raw: ScaleRaw): Table {
   return {
@@ -40,16 +59,31 @@ function tileTable(raw: ScaleRaw): Table {
   const memory = rateOf(raw, 'memory')?.requestsPerSecond;
   return {
     caption: `Pass-through jpg tiles/s by server set-up (${raw.settings.tileConnections} connections, ${raw.tileCount} tiles round robin; median of ${raw.settings.tileRounds ?? 1} rounds taken in turn)`,
-    columns: ['set-up', 'tiles/s', 'p50 ms', 'p99 ms', '% of one server in memory', 'every round, tiles/s'],
-    rows: raw.tiles.map((t) => [
-      SETUP_NAMES[t.setup],
-      t.requestsPerSecond,
-      t.p50Ms,
-      t.p99Ms,
-      memory ? (100 * t.requestsPerSecond) / memory : null,
-      t.rounds ? t.rounds.map((r) => r.toFixed(0)).join(', ') : null,
-    ]),
+    columns: [
+      'set-up',
+      'tiles/s',
+      'p50 ms',
+      'p99 ms',
+      '% of one server in memory',
+      'every round, tiles/s',
+      'nadir CPU ms a tile',
+      'Redis CPU ms a tile',
+    ],
+    rows: raw.tiles.map((t) => {
+      const share = sameRound(raw, t.setup, 'memory', (r) => r.requestsPerSecond);
+      return [
+        SETUP_NAMES[t.setup],
+        t.requestsPerSecond,
+        t.p50Ms,
+        t.p99Ms,
+        share ? 100 * share.median : memory ? (100 * t.requestsPerSecond) / memory : null,
+        t.rounds ? t.rounds.map((r) => r.toFixed(0)).join(', ') : null,
+        medianOf(t.roundFigures, (r) => r.cpuMsPerTile),
+        medianOf(t.roundFigures, (r) => r.redisCpuMsPerTile),
+      ];
+    }),
     notes: [
+      "% of one server in memory: the median over rounds of the two set-ups' rates in the same round (the order rotates each round). CPU: user + system time of the set-up's nadir processes, and of redis-server, during the measured run, over its answers (nginx's is in neither).",
       "Pass-through tiles cost the server least, so the per-request cost of a Redis round trip shows most. Every server shares one SQLite data folder; all processes, wrk and nginx included, share the machine's cores, so two servers can only gain where one leaves a core idle.",
     ],
   };
@@ -59,6 +93,8 @@ function goals(raw: ScaleRaw): Goal[] {
   const pg = raw.coverage.find((c) => c.engine === 'postgres' && c.surveys === GOAL_SURVEYS);
   const memory = rateOf(raw, 'memory')?.requestsPerSecond;
   const redis = rateOf(raw, 'redis')?.requestsPerSecond;
+  const sameRoundRatio = sameRound(raw, 'redis', 'memory', (r) => r.requestsPerSecond);
+  const sameRoundShare = sameRoundRatio ? 100 * sameRoundRatio.median : undefined;
   return [
     goal(
       `coverage p99 on PostgreSQL at ${label(GOAL_SURVEYS)} surveys, ${raw.settings.connections} connections`,
@@ -68,8 +104,8 @@ function goals(raw: ScaleRaw): Goal[] {
       'max',
     ),
     goal(
-      'pass-through tiles/s with Redis limits, as a share of in-memory limits',
-      memory && redis ? (100 * redis) / memory : null,
+      'pass-through tiles/s with Redis limits, as a share of in-memory limits (same round)',
+      sameRoundShare ?? (memory && redis ? (100 * redis) / memory : null),
       GOAL_REDIS_SHARE,
       '%',
       'min',

@@ -19,6 +19,7 @@ import { cachedCatalogue, queryPoints } from '../coverage/catalogue.js';
 import { measureHttp, type Prepared } from '../coverage/http.js';
 import { WORK as COVERAGE_WORK } from '../coverage/run.js';
 import { startCoverageServer } from '../coverage/server.js';
+import { cpuBetween, processCpuMs, sampleCpu } from '../load/cpu.js';
 import { startNadirServe } from '../load/nadir-serve.js';
 import { removeScratch, scratchDir } from '../load/processes.js';
 import { assertAllStatus, runWrk } from '../load/wrk.js';
@@ -26,7 +27,7 @@ import type { SectionOptions } from '../report/section.js';
 import { type TileData, tileData } from '../tiles/data.js';
 import { findTileLists, nadirTileUrl } from '../tiles/tile-lists.js';
 import { loadPostgresCatalogue } from './postgres-catalogue.js';
-import type { CoverageOnEngine, ScaleRaw, ScaleSettings, TileRate, TileSetup } from './raw.js';
+import type { CoverageOnEngine, ScaleRaw, ScaleSettings, TileRate, TileRound, TileSetup } from './raw.js';
 
 const run = promisify(execFile);
 
@@ -116,18 +117,27 @@ async function measureCoverageEngines(
   return results;
 }
 
-/** wrk over the pass-through tiles at `base`, every answer a 200. */
-async function tileRun(setup: TileSetup, base: string, data: TileData, tiles: TileUrlSource, s: ScaleSettings) {
+/** wrk over the pass-through tiles at `base` for `seconds`, every answer a 200. */
+async function tileRun(
+  setup: TileSetup,
+  base: string,
+  data: TileData,
+  tiles: TileUrlSource,
+  s: ScaleSettings,
+  seconds = s.tileSeconds,
+) {
   const urls = tiles.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg'));
-  const result = await runWrk({
-    urls,
-    connections: s.tileConnections,
-    seconds: s.tileSeconds,
-    warmupSeconds: 1,
-    threads: 2,
-  });
+  const result = await runWrk({ urls, connections: s.tileConnections, seconds, threads: 2 });
   assertAllStatus(result, 200, `tiles ${setup}`);
   return result;
+}
+
+/** The pid of the process listening on a loopback TCP port (redis-server's, for its CPU). */
+async function listenerPid(port: number): Promise<number> {
+  const { stdout } = await run('ss', ['-ltnpH', `sport = :${port}`]);
+  const pid = /pid=(\d+)/.exec(stdout)?.[1];
+  if (!pid) throw new Error(`no process found listening on port ${port}`);
+  return Number(pid);
 }
 
 type TileUrlSource = Awaited<ReturnType<typeof findTileLists>>['passThrough'];
@@ -153,6 +163,7 @@ async function measureTileSetups(settings: ScaleSettings, options: SectionOption
       await startNadirServe({ env: { ...withRedis, NADIR_SERVER_ID: 'scale-a' }, label: 'scale-a' }),
       await startNadirServe({ env: { ...withRedis, NADIR_SERVER_ID: 'scale-b' }, label: 'scale-b' }),
     ];
+    const redisPid = await listenerPid(redis.port);
     for (const server of two) stops.push(server.stop);
     const listen = await freePort();
     const nginx = await startNginx(
@@ -164,17 +175,36 @@ async function measureTileSetups(settings: ScaleSettings, options: SectionOption
     );
     stops.push(nginx.stop);
     const tiles = (await findTileLists(memory.url, data, precut, settings.maxTiles)).passThrough;
-    const setups: [TileSetup, string][] = [
-      ['memory', memory.url],
-      ['redis', one.url],
-      ['two-behind-nginx', nginx.url],
+    const groupOf = (server: { child: { pid?: number } }) => server.child.pid as number;
+    const setups: [TileSetup, string, number[], boolean][] = [
+      ['memory', memory.url, [groupOf(memory)], false],
+      ['redis', one.url, [groupOf(one)], true],
+      ['two-behind-nginx', nginx.url, two.map(groupOf), true],
     ];
     const runs = new Map<TileSetup, Awaited<ReturnType<typeof tileRun>>[]>(setups.map(([setup]) => [setup, []]));
+    const figures = new Map<TileSetup, TileRound[]>(setups.map(([setup]) => [setup, []]));
     for (let round = 1; round <= settings.tileRounds; round++) {
-      for (const [setup, url] of setups) {
+      // The order rotates, so that a slow moment of the machine does not always fall on the same set-up.
+      const shift = (round - 1) % setups.length;
+      for (const [setup, url, groups, usesRedis] of [...setups.slice(shift), ...setups.slice(0, shift)]) {
+        // A second of the same load first (connections open, caches warm), outside the CPU sample.
+        await tileRun(setup, url, data, tiles, settings, 1);
+        const before = await sampleCpu(groups);
+        const redisBefore = await processCpuMs(redisPid);
         const result = await tileRun(setup, url, data, tiles, settings);
+        const cpu = cpuBetween(before, await sampleCpu(groups));
+        const redisMs = (await processCpuMs(redisPid)) - redisBefore;
         runs.get(setup)?.push(result);
-        log(`tiles round ${round} ${setup}: ${result.requestsPerSecond.toFixed(0)} tiles/s`);
+        const tilesAnswered = Math.max(1, result.requests);
+        figures.get(setup)?.push({
+          round,
+          requestsPerSecond: result.requestsPerSecond,
+          cpuMsPerTile: cpu.totalMs / tilesAnswered,
+          ...(usesRedis ? { redisCpuMsPerTile: redisMs / tilesAnswered } : {}),
+        });
+        log(
+          `tiles round ${round} ${setup}: ${result.requestsPerSecond.toFixed(0)} tiles/s, ${(cpu.totalMs / tilesAnswered).toFixed(4)} CPU ms a tile${usesRedis ? `, Redis ${(redisMs / tilesAnswered).toFixed(4)}` : ''}`,
+        );
       }
     }
     const rates = setups.map(([setup]): TileRate => {
@@ -189,6 +219,7 @@ async function measureTileSetups(settings: ScaleSettings, options: SectionOption
         requests,
         statuses,
         rounds: results.map((r) => r.requestsPerSecond),
+        roundFigures: figures.get(setup) ?? [],
       };
     });
     return { rates, tileCount: tiles.length };

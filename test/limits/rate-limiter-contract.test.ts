@@ -164,6 +164,38 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     }
   });
 
+  it('far from the limit, takes of many turns reach Redis as one command within a moment; close sends what is held', async () => {
+    const server = redis as RedisServer;
+    const limiter = await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS);
+    const probe = new Redis(server.url);
+    const scripted = async () => {
+      const stats = await probe.info('commandstats');
+      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    const k = `settle-${++keySpace}`;
+    const counter = `nadir:tiles:${k}:60:${START}`;
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      await limiter.take(k, 1000, 60, at(START)); // waits: nothing known yet
+      const before = await scripted();
+      // A map client's trickle: one tile a turn, far from the limit (a quarter of the margin is 25).
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await limiter.take(k, 1000, 60, at(START))).remaining, 998 - i);
+        await nextTurn();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      assert.equal((await scripted()) - before, 1, 'one command for ten turns of takes');
+      assert.equal(await probe.get(counter), '11');
+      // Held when the server stops: close sends them rather than losing them.
+      for (let i = 0; i < 3; i++) await limiter.take(k, 1000, 60, at(START));
+      await limiter.close();
+      assert.equal(await probe.get(counter), '14');
+    } finally {
+      probe.disconnect();
+      await limiter.close();
+    }
+  });
+
   it('near the limit every take waits for its place: two servers taking in turn admit exactly the limit', async () => {
     const server = redis as RedisServer;
     const [one, two] = [
