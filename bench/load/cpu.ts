@@ -64,3 +64,31 @@ export async function processCpuMs(pid: number): Promise<number> {
   const fields = statFields(await readFile(`/proc/${pid}/stat`, 'utf8'));
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
+
+/**
+ * Milliseconds of user + system time of `root` and every live process under it, plus what its
+ * children that exited have spent: a server that forks its workers (PostgreSQL's backends) as one.
+ */
+export async function treeCpuMs(root: number): Promise<number> {
+  const parents = new Map<number, number>();
+  const spent = new Map<number, number>();
+  let reaped = 0;
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    const fields = statFields(stat);
+    const pid = Number(entry);
+    parents.set(pid, Number(fields[1]));
+    spent.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND);
+    if (pid === root) reaped = ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
+  }
+  const under = (pid: number): boolean => {
+    for (let at: number | undefined = pid; at !== undefined && at > 1; at = parents.get(at))
+      if (at === root) return true;
+    return false;
+  };
+  let total = reaped;
+  for (const [pid, ms] of spent) if (under(pid)) total += ms;
+  return total;
+}

@@ -26,6 +26,13 @@ export interface CoverageOnEngine {
   surveys: number;
   /** Seconds to build (SQLite: when not reused from bench/work/coverage) or load (PostgreSQL) the catalogue. */
   buildSeconds?: number;
+  /**
+   * 'off': NADIR_COVERAGE_CACHE_MB=0, so every request searches the catalogue, as requests for new
+   * places do; 'on' (and older results, where it is absent): the page cache answers repeats.
+   */
+  cache?: 'on' | 'off';
+  /** PostgreSQL only: its server processes' CPU ms per request during the measured run (older results: absent). */
+  databaseCpuMsPerRequest?: number;
   http: HttpFigures;
 }
 

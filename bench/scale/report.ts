@@ -4,6 +4,10 @@ import { spread } from '../report/spread.js';
 import type { CoverageOnEngine, ScaleRaw, TileRate, TileRound, TileSetup } from './raw.js';
 
 const GOAL_P99_MS = 10;
+/** Issue 37: every request a new place (the page cache off), SQLite at 1M. */
+const GOAL_UNCACHED_SQLITE_P99_MS = 5;
+/** Issue 37: PostgreSQL's CPU per answer against SQLite's, uncached, same run. */
+const GOAL_PG_CPU_RATIO = 1.5;
 const GOAL_SURVEYS = 1e6;
 /** Issue 37 (it was 80% in issue 16). */
 const GOAL_REDIS_SHARE = 90;
@@ -39,18 +43,30 @@ const medianOf = (rounds: TileRound[] | undefined, figure: (r: TileRound) => num
 function coverageTable(raw: ScaleRaw): Table {
   return {
     caption: `Coverage on SQLite and on PostgreSQL + PostGIS (${raw.settings.connections} connections, one round)`,
-    columns: ['surveys', 'engine', 'req/s', 'p50 ms', 'p99 ms', 'server CPU ms per request', 'load s'],
+    columns: [
+      'surveys',
+      'engine',
+      'page cache',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'nadir CPU ms per request',
+      "PostgreSQL's CPU ms per request",
+      'load s',
+    ],
     rows: raw.coverage.map((c: CoverageOnEngine) => [
       label(c.surveys),
       c.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL',
+      c.cache === 'off' ? 'off: every request searches' : 'on',
       c.http.requestsPerSecond,
       c.http.p50Ms,
       c.http.p99Ms,
       c.http.cpuMsPerRequest,
+      c.databaseCpuMsPerRequest ?? null,
       c.buildSeconds ?? null,
     ]),
     notes: [
-      "The real `nadir serve`, one process, closed loop (wrk), the same synthetic surveys and query points on both engines (bench/coverage/catalogue.ts). Server CPU: the nadir process only; PostgreSQL's own CPU is not in it. Load s: SQLite build (blank when reused from bench/work/coverage) or PostgreSQL load (migrate, multi-row INSERT, ANALYZE).",
+      "The real `nadir serve`, one process, closed loop (wrk), the same synthetic surveys and query points on both engines (bench/coverage/catalogue.ts). CPU: the nadir process's, and PostgreSQL's server processes' (its backends included) during the same measured run. Load s: SQLite build (blank when reused from bench/work/coverage) or PostgreSQL load (migrate, multi-row INSERT, ANALYZE).",
     ],
   };
 }
@@ -90,7 +106,38 @@ function tileTable(raw: ScaleRaw): Table {
 }
 
 function goals(raw: ScaleRaw): Goal[] {
-  const pg = raw.coverage.find((c) => c.engine === 'postgres' && c.surveys === GOAL_SURVEYS);
+  const at = (engine: CoverageOnEngine['engine'], cache: 'on' | 'off') =>
+    raw.coverage.find((c) => c.engine === engine && c.surveys === GOAL_SURVEYS && (c.cache ?? 'on') === cache);
+  const pg = at('postgres', 'on');
+  const [pgUncached, sqliteUncached] = [at('postgres', 'off'), at('sqlite', 'off')];
+  const uncachedGoals = sqliteUncached
+    ? [
+        goal(
+          `coverage p99 on SQLite at ${label(GOAL_SURVEYS)} surveys, every request a new place (page cache off)`,
+          sqliteUncached.http.p99Ms,
+          GOAL_UNCACHED_SQLITE_P99_MS,
+          'ms',
+          'max',
+        ),
+        goal(
+          `coverage p99 on PostgreSQL at ${label(GOAL_SURVEYS)} surveys, every request a new place (page cache off)`,
+          pgUncached ? pgUncached.http.p99Ms : null,
+          GOAL_P99_MS,
+          'ms',
+          'max',
+        ),
+        goal(
+          "coverage CPU per answer, PostgreSQL's (nadir's and the database's) ÷ SQLite's, page cache off, same run",
+          pgUncached?.databaseCpuMsPerRequest !== undefined
+            ? (pgUncached.http.cpuMsPerRequest + pgUncached.databaseCpuMsPerRequest) /
+                sqliteUncached.http.cpuMsPerRequest
+            : null,
+          GOAL_PG_CPU_RATIO,
+          'x',
+          'max',
+        ),
+      ]
+    : [];
   const memory = rateOf(raw, 'memory')?.requestsPerSecond;
   const redis = rateOf(raw, 'redis')?.requestsPerSecond;
   const sameRoundRatio = sameRound(raw, 'redis', 'memory', (r) => r.requestsPerSecond);
@@ -110,6 +157,7 @@ function goals(raw: ScaleRaw): Goal[] {
       '%',
       'min',
     ),
+    ...uncachedGoals,
   ];
 }
 

@@ -19,7 +19,7 @@ import { cachedCatalogue, queryPoints } from '../coverage/catalogue.js';
 import { measureHttp, type Prepared } from '../coverage/http.js';
 import { WORK as COVERAGE_WORK } from '../coverage/run.js';
 import { startCoverageServer } from '../coverage/server.js';
-import { cpuBetween, processCpuMs, sampleCpu } from '../load/cpu.js';
+import { cpuBetween, processCpuMs, sampleCpu, treeCpuMs } from '../load/cpu.js';
 import { startNadirServe } from '../load/nadir-serve.js';
 import { removeScratch, scratchDir } from '../load/processes.js';
 import { assertAllStatus, runWrk } from '../load/wrk.js';
@@ -53,7 +53,7 @@ export function scaleSettings(quick: boolean, overrides: Partial<ScaleSettings> 
         points: 10_000,
         tileConnections: 64,
         tileSeconds: 7,
-        tileRounds: 3,
+        tileRounds: 5,
         maxTiles: 400,
         cacheMb: 256,
       };
@@ -81,6 +81,7 @@ async function measureCoverageEngines(
 ): Promise<CoverageOnEngine[]> {
   const results: CoverageOnEngine[] = [];
   const postgres = await startPostgres();
+  const postmaster = await listenerPid(postgres.port);
   const scratch = await scratchDir('scale-pg');
   try {
     for (const surveys of settings.sizes) {
@@ -96,16 +97,32 @@ async function measureCoverageEngines(
         { engine: 'sqlite' as const, database: sqlite.path, buildSeconds: sqlite.buildSeconds },
         { engine: 'postgres' as const, database: url, buildSeconds: loaded.seconds },
       ];
-      for (const { engine, database, buildSeconds } of engines) {
-        const server = await startCoverageServer({ database });
-        try {
-          const http = await measureHttp(server, prepared, settings);
-          log(
-            `${surveys} ${engine}: ${http.requestsPerSecond.toFixed(0)} req/s, p99 ${http.p99Ms.toFixed(1)} ms, ${http.cpuMsPerRequest.toFixed(2)} ms CPU`,
-          );
-          results.push({ engine, surveys, buildSeconds, http });
-        } finally {
-          await server.stop();
+      for (const cache of ['on', 'off'] as const) {
+        for (const { engine, database, buildSeconds } of engines) {
+          // '1:no-cache': one process with NADIR_COVERAGE_CACHE_MB=0 (bench/coverage/server.ts).
+          const server = await startCoverageServer({ database, workers: cache === 'on' ? '1' : '1:no-cache' });
+          try {
+            // measureHttp reads the server's CPU just before and after its measured run: PostgreSQL's
+            // processes are read at the same moments.
+            const databaseMs: number[] = [];
+            const measured = {
+              ...server,
+              cpuSeconds: async () => {
+                if (engine === 'postgres') databaseMs.push(await treeCpuMs(postmaster));
+                return server.cpuSeconds();
+              },
+            };
+            const http = await measureHttp(measured, prepared, settings);
+            const [before, after] = databaseMs.slice(-2);
+            const databaseCpuMsPerRequest =
+              before !== undefined && after !== undefined ? (after - before) / http.requests : undefined;
+            log(
+              `${surveys} ${engine} cache ${cache}: ${http.requestsPerSecond.toFixed(0)} req/s, p99 ${http.p99Ms.toFixed(1)} ms, ${http.cpuMsPerRequest.toFixed(2)} ms CPU${databaseCpuMsPerRequest === undefined ? '' : ` + PostgreSQL ${databaseCpuMsPerRequest.toFixed(2)}`}`,
+            );
+            results.push({ engine, surveys, buildSeconds, cache, http, databaseCpuMsPerRequest });
+          } finally {
+            await server.stop();
+          }
         }
       }
       await postgres.psql('postgres', `DROP DATABASE "surveys_${surveys}"`);
