@@ -1,8 +1,12 @@
 /** The storage part's figures as a report Section: local folder against object storage, side by side. */
-import type { Section, Table } from '../report/section.js';
+import { type Goal, goal, type Section, type Table } from '../report/section.js';
 import type { Measurement, StorageRaw } from './raw.js';
 
 const WHAT = ['pass-through cold', 'composite cold', 'pass-through warm', 'raster'];
+/** Issue 37: cold composites from the bucket at least this share of the local folder's rate. */
+const GOAL_S3_SHARE = 0.8;
+/** Issue 37: bucket requests per cold tile at most this. */
+const GOAL_REQUESTS_PER_TILE = 1.5;
 
 function find(raw: StorageRaw, what: string, storage: Measurement['storage']): Measurement | undefined {
   return raw.measurements.find((m) => m.what === what && m.storage === storage);
@@ -42,6 +46,26 @@ function comparisonTable(raw: StorageRaw): Table {
   };
 }
 
+function goals(raw: StorageRaw): Goal[] {
+  const [local, s3] = [find(raw, 'composite cold', 'local'), find(raw, 'composite cold', 's3')];
+  return [
+    goal(
+      'cold composite jpg tiles/s from the S3 server ÷ from the local folder (one pass each)',
+      local && s3 ? s3.perSecond / local.perSecond : null,
+      GOAL_S3_SHARE,
+      'x',
+      'min',
+    ),
+    goal(
+      'bucket requests per cold composite tile',
+      s3?.fetched ? s3.fetched.requests / s3.count : null,
+      GOAL_REQUESTS_PER_TILE,
+      '',
+      'max',
+    ),
+  ];
+}
+
 export function storageSection(raw: StorageRaw): Section {
   return {
     id: 'storage',
@@ -52,7 +76,7 @@ export function storageSection(raw: StorageRaw): Section {
       'On loopback a bucket answers in well under a millisecond; a real one adds tens of milliseconds per request, so the requests per tile matter more than the rates here.',
       `Measured in ${(raw.seconds / 60).toFixed(1)} min.`,
     ],
-    goals: [],
+    goals: goals(raw),
     tables: [comparisonTable(raw)],
     charts: [
       {
