@@ -158,7 +158,10 @@ async function openSurveyParts(config: Config, clock: Clock, events: StoreEvents
   const stores = await openStores(config.database, clock, events);
   let storage: SurveyStorage;
   try {
-    storage = await openStorage(config.storage);
+    // An S3-compatible store checks each request's signature time against its own clock, so reads
+    // are signed with the wall clock, as the SDK and GDAL sign theirs, whatever the service's clock
+    // says (a test's clock set years away would have every read refused).
+    storage = await openStorage(config.storage, { signingTime: () => new Date() });
   } catch (error) {
     await stores.close();
     throw error;

@@ -5,13 +5,21 @@ import { LocalStorage } from './local-storage.js';
 import { S3Storage } from './s3-storage.js';
 import type { SurveyStorage } from './storage.js';
 
+export interface StorageOptions {
+  /**
+   * The time S3 range reads are signed with (s3-storage.ts): without it they go through the SDK,
+   * which signs with its own.
+   */
+  signingTime?: () => Date;
+}
+
 /** The configured storage, proven to answer: a server that cannot read its survey files fails at start. */
-export async function openStorage(config: StorageConfig): Promise<SurveyStorage> {
+export async function openStorage(config: StorageConfig, options: StorageOptions = {}): Promise<SurveyStorage> {
   const storage =
     config.kind === 'local'
       ? new LocalStorage(config.root)
       : config.kind === 's3'
-        ? new S3Storage(config)
+        ? new S3Storage(config, options.signingTime)
         : new HttpStorage(config.base, config.timeoutMs);
   try {
     await storage.ping();

@@ -5,7 +5,8 @@
  * complete); reads are range GETs on a keep-alive agent, batched by RangeReader; GDAL reads the
  * same objects through /vsis3/ with the same endpoint and credentials (gdal-settings.ts).
  *
- * On an S3-compatible store (NADIR_S3_ENDPOINT) the range GETs are signed and sent by
+ * On an S3-compatible store (NADIR_S3_ENDPOINT), given the time to sign with (composition.ts passes
+ * the wall clock), the range GETs are signed and sent by
  * s3-range-get.ts instead of the SDK, which spent about 1.6 ms of the event loop on each. On AWS's
  * own endpoints they stay the SDK's: its endpoint rules (virtual hosts, dual-stack, FIPS) are not
  * repeated here, and no test here can reach AWS.
@@ -67,7 +68,11 @@ export class S3Storage implements SurveyStorage {
   readonly #rangeGet: S3RangeGet | undefined;
   readonly #readers = new Map<string, RangeReader>();
 
-  constructor(location: S3Location) {
+  /**
+   * `signingTime`: the time range reads are signed with, which the store checks against its own
+   * (S3 refuses more than 15 minutes' skew); without it they go through the SDK.
+   */
+  constructor(location: S3Location, signingTime?: () => Date) {
     this.location = location;
     this.description = `s3://${location.bucket}/${location.prefix}`;
     const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
@@ -89,7 +94,7 @@ export class S3Storage implements SurveyStorage {
     this.#client = client;
     const { endpoint } = location;
     this.#rangeGet =
-      endpoint === undefined
+      endpoint === undefined || signingTime === undefined
         ? undefined
         : new S3RangeGet({
             endpoint,
@@ -98,9 +103,8 @@ export class S3Storage implements SurveyStorage {
             credentials: () => client.config.credentials(),
             timeoutMs: location.timeoutMs,
             agent: endpoint.startsWith('https:') ? httpsAgent : httpAgent,
-            // The store checks the signature's time against its own: the time the SDK's signer
-            // uses, the wall clock corrected by the skew the SDK has learnt from the store.
-            now: () => new Date(Date.now() + (client.config.systemClockOffset ?? 0)),
+            // Corrected by the skew the SDK has learnt from the store, as the SDK's signer is.
+            now: () => new Date(signingTime().getTime() + (client.config.systemClockOffset ?? 0)),
           });
   }
 

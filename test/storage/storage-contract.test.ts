@@ -56,7 +56,8 @@ function s3Implementation(): Implementation {
       server = await startS3('imagery');
       scratch = await mkdtemp(join(tmpdir(), 'nadir-storage-'));
       const config = parseConfig({ ...server.env, NADIR_STORAGE: 's3://imagery/nadir-test' }, scratch).storage;
-      const storage = await openStorage(config);
+      // Signed reads, as the service opens its storage (composition.ts).
+      const storage = await openStorage(config, { signingTime: () => new Date() });
       await putBoth(storage, bytes, scratch);
       return { storage, config, remote: true };
     },
