@@ -97,6 +97,12 @@ for (const implementation of implementations) {
   });
 }
 
+/** Script calls Redis has run so far (EVALSHA and EVAL): one per command a limiter sent. */
+async function scriptCalls(probe: Redis): Promise<number> {
+  const stats = await probe.info('commandstats');
+  return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
 describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, () => {
   it('two servers share one window: exactly the limit between them', async () => {
     const server = redis as RedisServer;
@@ -117,10 +123,7 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     const server = redis as RedisServer;
     const limiter = await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS);
     const probe = new Redis(server.url);
-    const scripted = async () => {
-      const stats = await probe.info('commandstats');
-      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-    };
+    const scripted = () => scriptCalls(probe);
     try {
       const k = `batched-${++keySpace}`;
       await limiter.take(k, 1000, 60, at(START)); // loads the script
@@ -168,10 +171,7 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     const server = redis as RedisServer;
     const limiter = await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS);
     const probe = new Redis(server.url);
-    const scripted = async () => {
-      const stats = await probe.info('commandstats');
-      return [...stats.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
-    };
+    const scripted = () => scriptCalls(probe);
     const k = `settle-${++keySpace}`;
     const counter = `nadir:tiles:${k}:60:${START}`;
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
