@@ -2,6 +2,8 @@ import type { PostgresSql } from './postgres.js';
 
 /** How often the count is read even without a notification: the bound on how late a change is seen. */
 const POLL_MS = 1_000;
+/** How long closing waits for the UNLISTEN's answer (close). */
+const UNLISTEN_WAIT_MS = 1_000;
 
 /** The statements that fire a change count's trigger (changeCountSql). */
 export type ChangeEvent = 'INSERT' | 'UPDATE' | 'DELETE';
@@ -73,8 +75,20 @@ export class ChangeCount {
     if (row) this.#marker = row.changes;
   }
 
+  /**
+   * Stops following. The UNLISTEN is waited for a second at most: a nadir process stopping after
+   * its PostgreSQL had restarted was seen to hang here (its listen connection re-made by
+   * postgres.js, the UNLISTEN never answered), and closing the pool afterwards ends the
+   * connection, and the listening with it, anyway.
+   */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    await this.#unlisten?.().catch(() => undefined);
+    const unlistened = this.#unlisten?.().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, UNLISTEN_WAIT_MS);
+    });
+    await Promise.race([unlistened, waited]);
+    clearTimeout(timer);
   }
 }

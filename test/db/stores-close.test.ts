@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openStores } from '../../src/stores/open-stores.js';
+import { testClock } from '../support/clock.js';
+import { type PostgresServer, SKIP_POSTGRES, startPostgres } from '../support/servers.js';
+
+describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, () => {
+  let postgres: PostgresServer | undefined;
+  before(async () => {
+    postgres = await startPostgres();
+  });
+  after(async () => {
+    await postgres?.stop();
+  });
+
+  it('after PostgreSQL restarted under them, within seconds (a server stopping must not hang)', async () => {
+    const server = postgres as PostgresServer;
+    const url = await server.createDatabase('closing');
+    const stores = await openStores({ engine: 'postgres', url }, testClock('2030-01-01T00:00:00Z').now);
+    await stores.catalogue.changeMarker();
+    await server.halt();
+    // Down for a while, as in an outage: the pool's and the listener's reconnects fail meanwhile.
+    for (let i = 0; i < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await stores.catalogue.changeMarker().catch(() => undefined);
+    }
+    await server.restart();
+    // Long enough for the pool and the notification listener to find the server back.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await stores.catalogue.changeMarker();
+    const started = performance.now();
+    const closed = stores.close().then(() => 'closed');
+    const late = new Promise((resolve) => setTimeout(resolve, 15_000, 'still open after 15 s').unref());
+    assert.equal(await Promise.race([closed, late]), 'closed');
+    assert.ok(performance.now() - started < 8_000, `closed in ${(performance.now() - started).toFixed(0)} ms`);
+  });
+});
