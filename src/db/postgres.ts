@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import postgres from 'postgres';
 import { withoutCredentials } from '../config/config.js';
 import { NadirError, SOCKET_ERROR_CODES } from '../errors.js';
@@ -11,31 +12,90 @@ export type PostgresTransaction = postgres.TransactionSql;
 /** Connections per process: enough for 16+ requests in flight (a query takes well under a ms). */
 const POOL_SIZE = 20;
 
+/** An open pool: `sql` to query, `end` to close it (every connection, for good). */
+export interface PostgresPool {
+  sql: PostgresSql;
+  /** Ends the pool: queries in flight get `timeoutSeconds` to finish, then connections are cut. */
+  end(timeoutSeconds?: number): Promise<void>;
+}
+
 /**
  * Opens a pool to the server at `url` and proves it answers, so a server that cannot reach its
  * database fails at start with one clear line instead of on its first request.
  */
-export async function openPostgres(url: string, timeoutMs = 10_000): Promise<PostgresSql> {
+export async function openPostgres(url: string, timeoutMs = 10_000): Promise<PostgresPool> {
+  const sockets = new PoolSockets();
+  // `socket` is an option postgres.js reads (its README's option list: "fn returning custom socket to use") but does not type.
+  const unTyped = { socket: sockets.open } as object;
   const sql = postgres(url, {
+    ...unTyped,
     max: POOL_SIZE,
     // NOTICEs (CREATE EXTENSION IF NOT EXISTS, ...) are not worth a line on stderr.
     onnotice: () => undefined,
     // Seconds: a server that accepts connections but never answers (stopped, overloaded) is
     // given up on as soon as the requests waiting on it are (NADIR_DATABASE_TIMEOUT_MS).
     connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)),
+    // Seconds before a connection that failed is tried again: 50 ms doubling to 1 s at most. The
+    // default grows to 10-20 s after a few failures, so a server back from an outage was reached
+    // that much later (by the notification listener too, which retries throughout an outage).
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     // Types stay as PostgreSQL sends them where we read them as text (dates, bigints).
     types: {},
   });
+  const end = async (timeoutSeconds = 0) => {
+    await sql.end({ timeout: timeoutSeconds });
+    sockets.close();
+  };
   try {
     await sql`SELECT 1`;
   } catch (error) {
-    await sql.end({ timeout: 0 }).catch(() => undefined);
+    await end().catch(() => undefined);
     throw new NadirError(
       'INVALID_CONFIG',
       `Cannot reach PostgreSQL at ${withoutCredentials(url)}: ${(error as Error).message}`,
     );
   }
-  return sql;
+  return { sql, end };
+}
+
+/** What postgres.js passes its `socket` option: its parsed options (hosts, ports, a Unix socket path). */
+interface SocketOptions {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+/**
+ * The pool's sockets, opened here rather than by postgres.js (its `socket` option), so that an
+ * ended pool stays ended. postgres.js 3.4 re-opens a connection after its backoff delay with a
+ * timer that ending the pool does not clear: a connection waiting out that delay when the pool
+ * ended came back seconds later, idle, and kept its process alive for good (a `nadir serve`
+ * stopped after its PostgreSQL restarted never exited; the library's issue 1097 is a sibling).
+ * Once closed, opening throws (postgres.js reports it to the connection, which stays down) and
+ * whatever is still open is destroyed.
+ */
+class PoolSockets {
+  readonly #open = new Set<Socket>();
+  #closed = false;
+  #next = 0;
+
+  readonly open = (options: SocketOptions): Socket => {
+    if (this.#closed) throw new Error('the PostgreSQL pool is closed');
+    // Hosts in turn, as postgres.js does for a URL naming several.
+    const index = this.#next++ % Math.max(1, options.host.length);
+    const host = options.host[index] ?? 'localhost';
+    const socket = options.path ? connect(options.path) : connect(options.port[index] ?? 5432, host);
+    // postgres.js names the TLS server after socket.host (SNI), as when it opens the socket itself.
+    Object.assign(socket, { host });
+    this.#open.add(socket);
+    socket.once('close', () => this.#open.delete(socket));
+    return socket;
+  };
+
+  close(): void {
+    this.#closed = true;
+    for (const socket of this.#open) socket.destroy();
+  }
 }
 
 /** Node's socket errors and postgres.js's own for a connection that is gone or never came. */

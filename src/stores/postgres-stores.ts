@@ -21,7 +21,8 @@ export async function openPostgresStores(
   events: StoreEvents,
 ): Promise<Stores> {
   const timeoutMs = database.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  const sql = await openPostgres(database.url, timeoutMs);
+  const pool = await openPostgres(database.url, timeoutMs);
+  const { sql } = pool;
   try {
     const schema = await migratePostgres(sql, [POSTGRES_CATALOGUE_MIGRATIONS, POSTGRES_ACCOUNTS_MIGRATIONS]);
     const catalogueChanges = await ChangeCount.follow(sql, 'catalogue_changes', 'nadir_catalogue');
@@ -44,11 +45,11 @@ export async function openPostgresStores(
       async close() {
         await catalogueChanges.close();
         await accountChanges.close();
-        await sql.end({ timeout: 5 });
+        await pool.end(5);
       },
     };
   } catch (error) {
-    await sql.end({ timeout: 0 });
+    await pool.end();
     throw error;
   }
 }

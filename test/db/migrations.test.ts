@@ -116,7 +116,8 @@ describe('PostgreSQL migrations', { skip: SKIP_POSTGRES }, () => {
 
   it('upgrades a database written by the previous schema without losing a row', async () => {
     const url = await server.createDatabase('previous');
-    const sql = await openPostgres(url);
+    const pool = await openPostgres(url);
+    const { sql } = pool;
     await migratePostgres(sql, [previous(POSTGRES_CATALOGUE_MIGRATIONS, 1), previous(POSTGRES_ACCOUNTS_MIGRATIONS, 1)]);
     await sql`INSERT INTO accounts (id, name, raster_subscription, monthly_allowance, tile_rate_limit,
         tile_rate_interval_seconds, disabled, created_at)
@@ -132,7 +133,7 @@ describe('PostgreSQL migrations', { skip: SKIP_POSTGRES }, () => {
         ST_Multi(ST_SetSRID(ST_GeomFromGeoJSON(${JSON.stringify({ type: 'MultiPolygon', coordinates: SURVEY.footprint })}), 4326)),
         ${Buffer.from(packFootprint(SURVEY.footprint))}, ${listingJson(SURVEY)}, ${documentJson(SURVEY)})`;
     await sql`INSERT INTO survey_versions VALUES (${SURVEY.id}, 1)`;
-    await sql.end();
+    await pool.end(5);
 
     const upgraded = await openStores({ engine: 'postgres', url }, testClock().now);
     assert.deepEqual(upgraded.schema, {

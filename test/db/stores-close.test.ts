@@ -34,4 +34,28 @@ describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, ()
     assert.equal(await Promise.race([closed, late]), 'closed');
     assert.ok(performance.now() - started < 8_000, `closed in ${(performance.now() - started).toFixed(0)} ms`);
   });
+
+  it('leaves no connection behind: none comes back after closing (a stopping process must exit)', async () => {
+    const server = postgres as PostgresServer;
+    const url = await server.createDatabase('leftover');
+    const stores = await openStores({ engine: 'postgres', url }, testClock('2030-01-01T00:00:00Z').now);
+    await stores.catalogue.changeMarker();
+    await server.halt();
+    // Failed connects while it is down: the pool waits longer before each new try.
+    for (let i = 0; i < 8; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await stores.catalogue.changeMarker().catch(() => undefined);
+    }
+    await server.restart();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A query whose connection waits out its backoff when the stores close.
+    void stores.catalogue.changeMarker().catch(() => undefined);
+    await stores.close();
+    const connections = () =>
+      server.psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE datname = 'leftover'");
+    for (let i = 0; i < 6; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(await connections(), '0', `a connection to the closed stores' database ${i * 0.5 + 0.5} s later`);
+    }
+  });
 });
