@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +16,7 @@ import { createKey, makeSurvey } from './helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SEARCH_DELAY_MS = 1500;
+const started: ChildProcess[] = [];
 
 interface Server {
   child: ChildProcess;
@@ -41,6 +44,7 @@ function startServer(dataDir: string): Promise<Server> {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  started.push(child);
   const stdout: string[] = [];
   child.stdout?.on('data', (chunk) => stdout.push(String(chunk)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -77,7 +81,8 @@ describe('graceful shutdown of nadir serve', () => {
     await services.close();
   });
   after(() => {
-    if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+    // Every server a test started, also one a failed test left running.
+    for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
     for (const line of (server?.stdout.join('') ?? '').split('\n')) if (line) watchLogLine(line, 'nadir serve');
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -108,6 +113,25 @@ describe('graceful shutdown of nadir serve', () => {
     const logs = server.stdout.join('');
     assert.ok(logs.includes('"statusCode":200'), 'the request was logged');
     assert.ok(!logs.includes(key), 'no key in the logs');
+  });
+
+  it('exits 0 promptly with a connection open that never sent a request (a spare, a TCP check)', async () => {
+    server = await startServer(dataDir);
+    const { port } = new URL(server.baseUrl);
+    const silent = connect(Number(port), '127.0.0.1');
+    await once(silent, 'connect');
+    const closed = once(silent, 'close');
+    silent.on('error', () => undefined);
+    const stopped = Date.now();
+    server.child.kill('SIGTERM');
+    // node's headers timeout (60 s) is what held it before.
+    const code = await Promise.race([
+      server.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running after 10 s'), 10_000)),
+    ]);
+    assert.equal(code, 0);
+    assert.ok(Date.now() - stopped < 5000, `took ${Date.now() - stopped} ms`);
+    await closed;
   });
 
   it('exits 0 promptly when idle', async () => {

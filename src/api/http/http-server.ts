@@ -66,7 +66,30 @@ export function createHttpServer(timeouts: HttpTimeouts, handler: NodeHandler): 
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     ends.end(socket, clientErrorAnswer(error), error.code !== 'ERR_HTTP_REQUEST_TIMEOUT');
   });
+  closeSilentConnectionsWithIdle(server);
   return server;
+}
+
+/**
+ * Makes `server.closeIdleConnections()` (called by fastify's close and node's server.close())
+ * also close connections that have not sent a byte. node counts a new connection as busy until
+ * its first request completes (its headers timeout runs from the connect), so a connection opened
+ * and never used (a browser's or fetch's spare, a load balancer's TCP check) held a stopping
+ * server for the whole headers timeout: 60 s, seen in the two-servers test. Such a connection has
+ * no request to finish; one that has sent part of a head is left to finish it, or to time out.
+ */
+function closeSilentConnectionsWithIdle(server: Server): void {
+  // bytesRead, not a 'data' listener: node's parser reads the socket's handle directly.
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  const closeIdle = server.closeIdleConnections.bind(server);
+  server.closeIdleConnections = () => {
+    closeIdle();
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
+  };
 }
 
 /**
