@@ -10,6 +10,8 @@ import { noteSecretsIn, watchLogLine } from './secret-watch.js';
 
 const run = promisify(execFile);
 const NADIR = join(PROJECT_ROOT, 'bin/nadir');
+/** How long a stopping server may take (it finishes requests, closes its stores: seconds). */
+const STOP_WITHIN_MS = 20_000;
 
 export interface NadirServer {
   port: number;
@@ -17,7 +19,11 @@ export interface NadirServer {
   /** Every line the server printed (its JSON log on stdout, then stderr). */
   lines: string[];
   child: ChildProcess;
-  /** SIGTERM (a graceful stop) or another signal; resolves with the exit code. */
+  /**
+   * SIGTERM (a graceful stop) or another signal; resolves with the exit code. A server still
+   * running STOP_WITHIN_MS later is killed (SIGKILL: the code is null), so a server that does not
+   * stop fails its test instead of hanging the suite.
+   */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -62,8 +68,15 @@ export async function startNadirServer(env: NodeJS.ProcessEnv, port: number): Pr
     lines,
     child,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill(signal);
+      const late = setTimeout(() => {
+        lines.push(`(still running ${STOP_WITHIN_MS / 1000} s after ${signal}: killed)`);
+        child.kill('SIGKILL');
+      }, STOP_WITHIN_MS);
+      const code = await exited;
+      clearTimeout(late);
+      return code;
     },
   };
 }
