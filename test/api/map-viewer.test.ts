@@ -246,6 +246,12 @@ describe('map page as an imagery viewer over a nadir serve of its own', {
     let gathering = false;
     const gathered: Route[] = [];
     const vertTiles = (url: URL) => url.pathname.startsWith(`/tiles/v3/Vert/${z}/`);
+    // A tile of this view may be in the browser's cache from an earlier test (tiles may be kept 10
+    // minutes): a cached answer never reaches page.route, and the held tile would arrive after all
+    // (the fresh-clone run of 2026-11-27 failed on `asked` so, once).
+    const devtools = await page.context().newCDPSession(page);
+    await devtools.send('Network.clearBrowserCache');
+    await devtools.detach();
     await page.route(vertTiles, (route) => {
       if (new URL(route.request().url()).pathname === held)
         asked++; // never answered
