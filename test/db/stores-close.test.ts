@@ -13,18 +13,26 @@ describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, ()
     await postgres?.stop();
   });
 
-  it('after PostgreSQL restarted under them, within seconds (a server stopping must not hang)', async () => {
+  /**
+   * Stores on a new database `name`, then PostgreSQL down for a while, as in an outage, asked
+   * `asks` times `everyMs` apart (the pool's and the listener's reconnects fail meanwhile), then back.
+   */
+  async function afterOutage(name: string, asks: number, everyMs: number) {
     const server = postgres as PostgresServer;
-    const url = await server.createDatabase('closing');
+    const url = await server.createDatabase(name);
     const stores = await openStores({ engine: 'postgres', url }, testClock('2030-01-01T00:00:00Z').now);
     await stores.catalogue.changeMarker();
     await server.halt();
-    // Down for a while, as in an outage: the pool's and the listener's reconnects fail meanwhile.
-    for (let i = 0; i < 4; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    for (let i = 0; i < asks; i++) {
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
       await stores.catalogue.changeMarker().catch(() => undefined);
     }
     await server.restart();
+    return { server, stores };
+  }
+
+  it('after PostgreSQL restarted under them, within seconds (a server stopping must not hang)', async () => {
+    const { stores } = await afterOutage('closing', 4, 1_000);
     // Long enough for the pool and the notification listener to find the server back.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await stores.catalogue.changeMarker();
@@ -36,17 +44,8 @@ describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, ()
   });
 
   it('leaves no connection behind: none comes back after closing (a stopping process must exit)', async () => {
-    const server = postgres as PostgresServer;
-    const url = await server.createDatabase('leftover');
-    const stores = await openStores({ engine: 'postgres', url }, testClock('2030-01-01T00:00:00Z').now);
-    await stores.catalogue.changeMarker();
-    await server.halt();
     // Failed connects while it is down: the pool waits longer before each new try.
-    for (let i = 0; i < 8; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      await stores.catalogue.changeMarker().catch(() => undefined);
-    }
-    await server.restart();
+    const { server, stores } = await afterOutage('leftover', 8, 500);
     await new Promise((resolve) => setTimeout(resolve, 300));
     // A query whose connection waits out its backoff when the stores close.
     void stores.catalogue.changeMarker().catch(() => undefined);
