@@ -4,6 +4,7 @@
  * shared machine lands on several targets rather than on all the runs of one; ratios are then
  * taken between runs of the same round and connection count.
  */
+import { cpuBetween, sampleCpu } from '../load/cpu.js';
 import { assertAllStatus, runWrk, type WrkResult } from '../load/wrk.js';
 
 export interface Target {
@@ -15,6 +16,8 @@ export interface Target {
   expect: 200 | 304;
   /** Asked for to drain a server's queue before a run (the first URL by default). */
   drainUrl?: string;
+  /** The server's process groups: their CPU time over the measured run is the point's cpuMs. */
+  groups?: number[];
 }
 
 export interface Point {
@@ -36,6 +39,8 @@ export interface Point {
   /** When the measured run started and ended, epoch ms (to cut a CPU profile to it). */
   startedAt?: number;
   endedAt?: number;
+  /** CPU time of all the server's processes over the measured run, ms (user + system, from /proc). */
+  cpuMs?: number;
 }
 
 export interface MatrixOptions {
@@ -103,9 +108,12 @@ export async function measureOnce(
       await wrk(options.warmupSeconds);
       await drain(target);
     }
+    const cpuBefore = target.groups && (await sampleCpu(target.groups));
     const startedAt = Date.now();
     const result = await wrk(options.seconds);
-    const point = { ...pointOf(target, connections, round, result), startedAt, endedAt: Date.now() };
+    const endedAt = Date.now();
+    const cpuMs = target.groups && cpuBefore && cpuBetween(cpuBefore, await sampleCpu(target.groups)).totalMs;
+    const point = { ...pointOf(target, connections, round, result), startedAt, endedAt, cpuMs };
     try {
       assertAllStatus(result, target.expect, `${target.name} at ${connections} connections`);
     } catch (error) {
@@ -162,6 +170,8 @@ export interface Summary {
   rps: Spread | null;
   p50: Spread | null;
   p99: Spread | null;
+  /** CPU ms an answer, for targets whose processes were sampled. */
+  cpu: Spread | null;
   failed: number;
 }
 
@@ -176,6 +186,7 @@ export function summarise(points: Point[], targets: Pick<Target, 'id'>[], connec
         rps: spreadOf(good.map((p) => p.requestsPerSecond)),
         p50: spreadOf(good.map((p) => p.p50Ms)),
         p99: spreadOf(good.map((p) => p.p99Ms)),
+        cpu: spreadOf(good.flatMap((p) => (p.cpuMs !== undefined && p.requests > 0 ? [p.cpuMs / p.requests] : []))),
         failed: runs.length - good.length,
       };
     }),

@@ -25,6 +25,21 @@ export function figureTables(view: View): Table[] {
       }),
     ]),
   };
+  const cpu: Table = {
+    caption: "CPU ms an answer (all of the server's processes, user + system): median over rounds (min-max)",
+    columns: columns('server'),
+    rows: targets.map((t) => [
+      t.name,
+      ...connections.map((c) => {
+        const spread = at(t.id, c)?.cpu;
+        return spread ? spreadText(spread, (v) => v.toFixed(3)) : '-';
+      }),
+    ]),
+    notes: [
+      'From /proc over each measured run, divided by the answers it gave; it barely depends on how busy the machine is, ' +
+        'unlike the rates. wrk is not counted. MapServer counts its nginx and FastCGI processes, rasterio its gunicorn ones.',
+    ],
+  };
   const ratios: Table = {
     caption: 'nadir / peer, tiles per second, from runs of the same round: median (min-max)',
     columns: columns('pair'),
@@ -38,7 +53,7 @@ export function figureTables(view: View): Table[] {
         'all three draw the same two COGs, newer over older, into the same pixels.',
     ],
   };
-  return [throughput, latency, ratios];
+  return [throughput, latency, cpu, ratios];
 }
 
 function zoomsOf(tiles: { z: number }[]): string {

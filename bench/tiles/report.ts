@@ -142,12 +142,13 @@ function readings(view: View): string[] {
     const s = view.at(id, c);
     return s?.p50 && s.p99 ? `${times(s.p99.median, s.p50.median)} x` : '?';
   };
+  const cpuAt = (id: string) => view.at(id, c)?.cpu?.median ?? null;
   const lines = [
     `At ${c} connections nadir's pass-through answers ${f(rps('nadir-pass'))} tiles/s, ` +
       `${pct(rps('nadir-pass'), rps('nginx'))} of nginx's ${f(rps('nginx'))} for the same bytes; the bare node:http ` +
       `server, one event loop with nothing to do but answer, reaches ${f(rps('bare-node'))}. nadir answers these ` +
-      `repeats on the socket, without node:http (docs/tiles.md), at ${pct(rps('nadir-pass'), rps('bare-node'))} of ` +
-      `that node:http ceiling, and nginx (2 workers, sendfile, no JavaScript) is ` +
+      `through node:http as well (its tile lane, docs/tiles.md), at ${pct(rps('nadir-pass'), rps('bare-node'))} of ` +
+      `that node:http ceiling, at ${times(cpuAt('nadir-pass'), cpuAt('bare-node'))} x its CPU an answer; nginx (2 workers, sendfile, no JavaScript) is ` +
       `${times(rps('nginx'), rps('bare-node'))} x it.`,
     `Tails at ${c} connections, p99 / p50: nadir pass-through ${tail('nadir-pass')}, composite jpg ${tail('nadir-jpg')}, ` +
       `composite png ${tail('nadir-png')}; nginx ${tail('nginx')}, bare Node ${tail('bare-node')}, ` +

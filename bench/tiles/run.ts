@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { startMapServer } from '../contenders/mapserver.js';
 import { startRasterioTiler } from '../contenders/rasterio-tiler.js';
 import { startTileNginx } from '../load/nginx.js';
-import { type Service, scratchDir } from '../load/processes.js';
+import { type Service, scratchDir, startedGroups } from '../load/processes.js';
 import { formatProfile, type ProfileSummary, summariseProfiles } from '../load/profile.js';
 import type { SectionOptions } from '../report/section.js';
 import { tileData, WORK } from './data.js';
@@ -136,16 +136,23 @@ export async function measureTiles(options: SectionOptions, overrides: Partial<T
     for (const service of services.reverse()) await service.stop();
     services.length = 0;
   };
+  // Each server's process groups (those started while it started), for its CPU per answer.
+  const groups: Record<string, number[]> = {};
+  const startServer = async <T extends Service>(name: string, start: () => Promise<T>): Promise<T> => {
+    const before = startedGroups().length;
+    const service = await start();
+    services.push(service);
+    groups[name] = startedGroups().slice(before);
+    return service;
+  };
   try {
-    const nadir = await startNadir({
-      dataDir: data.dataDir,
-      tileCacheMb: settings.cacheMb,
-      workers: settings.nadirWorkers,
-    });
-    services.push(nadir);
+    const nadir = await startServer('nadir', () =>
+      startNadir({ dataDir: data.dataDir, tileCacheMb: settings.cacheMb, workers: settings.nadirWorkers }),
+    );
     // The same data behind `nadir serve --workers auto` (one process per core, node:cluster).
-    const nadirCluster = await startNadir({ dataDir: data.dataDir, tileCacheMb: settings.cacheMb, workers: 'auto' });
-    services.push(nadirCluster);
+    const nadirCluster = await startServer('nadirCluster', () =>
+      startNadir({ dataDir: data.dataDir, tileCacheMb: settings.cacheMb, workers: 'auto' }),
+    );
     log(
       `nadir at ${nadir.url} (${nadir.processes} process(es)), ${nadirCluster.url} (${nadirCluster.processes}); scanning tiles`,
     );
@@ -154,10 +161,8 @@ export async function measureTiles(options: SectionOptions, overrides: Partial<T
       `${lists.passThrough.length} pass-through tiles, ${lists.composite.length} composite tiles (scan: ${JSON.stringify(lists.scan)})`,
     );
 
-    const nginx = await startTileNginx({ root: precutRoot });
-    services.push(nginx);
-    const bare = await startBareNode(settings.bareBodyBytes);
-    services.push(bare);
+    const nginx = await startServer('nginx', () => startTileNginx({ root: precutRoot }));
+    const bare = await startServer('bare', () => startBareNode(settings.bareBodyBytes));
     // The single-COG routes read the older survey (the pass-through tiles); the mosaics both, newest first.
     const gdal = {
       cogPath: data.older.cog,
@@ -165,10 +170,8 @@ export async function measureTiles(options: SectionOptions, overrides: Partial<T
       quality: 85,
       gdalCacheMb: settings.cacheMb,
     };
-    const rasterio = await startRasterioTiler({ ...gdal, workers: 2 });
-    services.push(rasterio);
-    const mapserver = await startMapServer({ ...gdal, processes: 2 });
-    services.push(mapserver);
+    const rasterio = await startServer('rasterio', () => startRasterioTiler({ ...gdal, workers: 2 }));
+    const mapserver = await startServer('mapserver', () => startMapServer({ ...gdal, processes: 2 }));
 
     const servers = {
       nadir: { url: nadir.url, apiKey: data.apiKey },
@@ -178,7 +181,10 @@ export async function measureTiles(options: SectionOptions, overrides: Partial<T
       rasterio,
       mapserver,
     };
-    const targets = tileTargets(servers, lists, precutRoot, settings.bareBodyBytes / 1000);
+    const targets = tileTargets(servers, lists, precutRoot, settings.bareBodyBytes / 1000).map((target) => ({
+      ...target,
+      groups: groups[serverOf(target.id)],
+    }));
     const pixelDifference: Record<string, number | undefined> = {};
     for (const target of targets) {
       pixelDifference[target.id] = await prewarm(target);
@@ -245,4 +251,11 @@ export async function measureTiles(options: SectionOptions, overrides: Partial<T
   } finally {
     await stopAll();
   }
+}
+
+/** Which started server answers a target (targets.ts's ids). */
+function serverOf(targetId: string): string {
+  if (targetId.startsWith('nadir')) return targetId.endsWith('-cluster') ? 'nadirCluster' : 'nadir';
+  if (targetId === 'bare-node') return 'bare';
+  return targetId.split('-')[0] as string;
 }
