@@ -37,6 +37,8 @@ export interface Measurement {
   fetched?: Fetched;
   /** perSecond of every round, sorted, where there were several (the warm pass). */
   rounds?: number[];
+  /** CPU ms over the measurement (user + system, /proc): nadir's processes, and the S3 server's. */
+  cpuMs?: { nadir: number; store?: number };
 }
 
 export interface StorageRaw {

@@ -24,7 +24,18 @@ function comparisonTable(raw: StorageRaw): Table {
   const rasterName = `raster ${raw.settings.rasterSize} px jpg`;
   return {
     caption: 'Local folder against object storage (S3 API): the same surveys, the same requests',
-    columns: ['requests', 'local /s', 'S3 /s', 'local ms each', 'S3 ms each', 'S3 requests each', 'S3 kB fetched each'],
+    columns: [
+      'requests',
+      'local /s',
+      'S3 /s',
+      'local ms each',
+      'S3 ms each',
+      'S3 requests each',
+      'S3 kB fetched each',
+      'nadir CPU ms each, local',
+      'nadir CPU ms each, S3',
+      'S3 server CPU ms each',
+    ],
     rows: WHAT.map((what) => {
       const local = find(raw, what, 'local');
       const s3 = find(raw, what, 's3');
@@ -37,13 +48,39 @@ function comparisonTable(raw: StorageRaw): Table {
         s3?.msEach ?? null,
         each(s3?.fetched?.requests),
         each(s3?.fetched?.bytes === undefined ? undefined : s3.fetched.bytes / 1000),
+        cpuEach(local, 'nadir'),
+        cpuEach(s3, 'nadir'),
+        cpuEach(s3, 'store'),
       ];
     }),
     notes: [
       `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight; ms each is the pass's wall time over its tiles. Raster: ${raw.settings.rasterRounds} download(s) in a row after the cold tiles, on the same server. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, on both servers in turn (${raw.settings.warmRounds ?? 1} rounds each, the median counts${warmRounds(raw)}); ms each is the median latency.`,
       'Requests and bytes are what the server fetched from the bucket (counted by a proxy in front of s3rver), over what it answered: the cost a real bucket bills and its latency multiplies.',
+      "CPU ms each: user + system time over the measurement (/proc), over what was answered: nadir serve's process, and the S3 server's (s3rver, a process of its own; the counting proxy in the benchmark process is not counted).",
     ],
   };
+}
+
+/** CPU ms an answer of one side of a measurement, when it was measured. */
+function cpuEach(m: Measurement | undefined, side: 'nadir' | 'store'): number | null {
+  const ms = m?.cpuMs?.[side];
+  return m && ms !== undefined && m.count > 0 ? ms / m.count : null;
+}
+
+/**
+ * What the cores allow: the cold passes keep both busy, and the S3 server runs on the same two as
+ * nadir. If CPU were all, S3's rate could be at most local's CPU per tile over S3's (nadir's and
+ * the server's together).
+ */
+function cpuBound(raw: StorageRaw): string[] {
+  const [local, s3] = [find(raw, 'composite cold', 'local'), find(raw, 'composite cold', 's3')];
+  const [ours, nadirS3, store] = [cpuEach(local, 'nadir'), cpuEach(s3, 'nadir'), cpuEach(s3, 'store')];
+  if (ours === null || nadirS3 === null || store === null) return [];
+  const f = (v: number) => v.toFixed(2);
+  return [
+    `CPU per cold composite: local ${f(ours)} ms (nadir); S3 ${f(nadirS3)} ms in nadir and ${f(store)} ms in s3rver, on the same ${raw.machine.cpus} cores. ` +
+      `Were the cores the only limit, S3's rate could reach ${f(ours / (nadirS3 + store))}x local's (${f(ours / nadirS3)}x with the server's share elsewhere, as a real bucket's is).`,
+  ];
 }
 
 function goals(raw: StorageRaw): Goal[] {
@@ -74,6 +111,7 @@ export function storageSection(raw: StorageRaw): Section {
       `${raw.machine.cpus} cores (${raw.machine.model}); load ${raw.machine.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${raw.machine.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`,
       `Object storage: ${raw.store}. NADIR_STORAGE=s3://bench/tiles, NADIR_S3_ENDPOINT at the proxy; ${raw.surveys} survey files uploaded under the keys the catalogue holds. Local: the data folder.`,
       'On loopback a bucket answers in well under a millisecond; a real one adds tens of milliseconds per request, so the requests per tile matter more than the rates here.',
+      ...cpuBound(raw),
       `Measured in ${(raw.seconds / 60).toFixed(1)} min.`,
     ],
     goals: goals(raw),

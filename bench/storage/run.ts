@@ -12,6 +12,7 @@ import { DEMO_LOCATION } from '@nadir/demo-town';
 import { parseConfig } from '../../src/config/config.js';
 import { openStorage } from '../../src/storage/open-storage.js';
 import { startS3 } from '../../test/support/servers.js';
+import { cpuBetween, processCpuMs, sampleCpu } from '../load/cpu.js';
 import { issueBenchKey, type NadirServe, startNadirServe } from '../load/nadir-serve.js';
 import { removeScratch, scratchDir } from '../load/processes.js';
 import { assertAllStatus, runWrk } from '../load/wrk.js';
@@ -65,11 +66,24 @@ async function uploadSurveys(dataDir: string, env: NodeJS.ProcessEnv): Promise<n
   }
 }
 
-/** What one storage kind needs: the server's environment and, for S3, the counter. */
+/** What one storage kind needs: the server's environment and, for S3, the counter and the store's process. */
 interface Backend {
   kind: StorageKind;
   env: NodeJS.ProcessEnv;
   proxy?: CountingProxy;
+  storePid?: () => number | undefined;
+}
+
+/** Starts counting CPU time: the nadir server's processes and, for S3, the store's; the call returned reads what was spent. */
+async function cpuMeter(server: NadirServe, backend: Backend): Promise<() => Promise<Measurement['cpuMs']>> {
+  const group = [server.child.pid as number];
+  const pid = backend.storePid?.();
+  const nadir = await sampleCpu(group);
+  const store = pid === undefined ? undefined : await processCpuMs(pid);
+  return async () => ({
+    nadir: cpuBetween(nadir, await sampleCpu(group)).totalMs,
+    store: pid === undefined || store === undefined ? undefined : (await processCpuMs(pid)) - store,
+  });
 }
 
 function fetchedSince(backend: Backend, before: StorageCounts | undefined) {
@@ -79,8 +93,15 @@ function fetchedSince(backend: Backend, before: StorageCounts | undefined) {
 }
 
 /** `urls` once each, `concurrency` at a time, every answer a 200. */
-async function coldPass(what: string, urls: string[], backend: Backend, concurrency: number): Promise<Measurement> {
+async function coldPass(
+  what: string,
+  urls: string[],
+  server: NadirServe,
+  backend: Backend,
+  concurrency: number,
+): Promise<Measurement> {
   const before = backend.proxy?.counts();
+  const cpu = await cpuMeter(server, backend);
   const started = performance.now();
   await pool(urls, concurrency, async (url) => {
     const response = await fetch(url);
@@ -88,6 +109,7 @@ async function coldPass(what: string, urls: string[], backend: Backend, concurre
     if (response.status !== 200) throw new Error(`${what} (${backend.kind}): ${response.status} for ${url}`);
   });
   const seconds = (performance.now() - started) / 1000;
+  const cpuMs = await cpu();
   const count = urls.length;
   const fetched = fetchedSince(backend, before);
   return {
@@ -98,12 +120,20 @@ async function coldPass(what: string, urls: string[], backend: Backend, concurre
     perSecond: count / seconds,
     msEach: (seconds * 1000) / count,
     fetched,
+    cpuMs,
   };
 }
 
-async function warmPassThrough(urls: string[], backend: Backend, s: StorageSettings): Promise<Measurement> {
+async function warmPassThrough(
+  urls: string[],
+  server: NadirServe,
+  backend: Backend,
+  s: StorageSettings,
+): Promise<Measurement> {
   const before = backend.proxy?.counts();
+  const cpu = await cpuMeter(server, backend);
   const result = await runWrk({ urls, connections: s.connections, seconds: s.seconds, threads: 2 });
+  const cpuMs = await cpu();
   assertAllStatus(result, 200, `pass-through warm (${backend.kind})`);
   return {
     what: 'pass-through warm',
@@ -113,6 +143,7 @@ async function warmPassThrough(urls: string[], backend: Backend, s: StorageSetti
     perSecond: result.requestsPerSecond,
     msEach: result.p50Ms,
     fetched: fetchedSince(backend, before),
+    cpuMs,
   };
 }
 
@@ -128,7 +159,7 @@ async function rasterDownloads(server: NadirServe, apiKey: string, backend: Back
   const url =
     `${server.url}/staticmap/v2/surveys/${survey}/TrueOrtho.jpg?transactionToken=${answer.transactionToken}` +
     `&point=${point}&radius=${RADIUS}&size=${s.rasterSize}x${s.rasterSize}`;
-  return coldPass('raster', Array(s.rasterRounds).fill(url), backend, 1);
+  return coldPass('raster', Array(s.rasterRounds).fill(url), server, backend, 1);
 }
 
 interface Started {
@@ -145,8 +176,8 @@ async function measureCold(backend: Backend, data: TileData, lists: TileLists, s
   const url = (tiles: TileLists['passThrough']) => tiles.map((t) => nadirTileUrl(server.url, data.apiKey, t, 'jpg'));
   started.push({ backend, server, urls: url(lists.passThrough) });
   return [
-    await coldPass('pass-through cold', url(lists.passThrough), backend, s.coldConcurrency),
-    await coldPass('composite cold', url(lists.composite), backend, s.coldConcurrency),
+    await coldPass('pass-through cold', url(lists.passThrough), server, backend, s.coldConcurrency),
+    await coldPass('composite cold', url(lists.composite), server, backend, s.coldConcurrency),
     await rasterDownloads(server, apiKey, backend, s),
   ];
 }
@@ -158,7 +189,7 @@ async function measureCold(backend: Backend, data: TileData, lists: TileLists, s
 async function measureWarm(started: Started[], s: StorageSettings): Promise<Measurement[]> {
   const rounds = new Map<Started, Measurement[]>(started.map((one) => [one, []]));
   for (let round = 0; round < s.warmRounds; round++) {
-    for (const one of started) rounds.get(one)?.push(await warmPassThrough(one.urls, one.backend, s));
+    for (const one of started) rounds.get(one)?.push(await warmPassThrough(one.urls, one.server, one.backend, s));
   }
   return started.map((one) => {
     const sorted = [...(rounds.get(one) ?? [])].sort((a, b) => a.perSecond - b.perSecond);
@@ -189,7 +220,7 @@ export async function measureStorage(
     const backends: Backend[] = [
       { kind: 'local', env: {} },
       // The servers reach the bucket through the proxy; the upload above went straight to s3rver.
-      { kind: 's3', env: { ...s3Env, NADIR_S3_ENDPOINT: proxy.url }, proxy },
+      { kind: 's3', env: { ...s3Env, NADIR_S3_ENDPOINT: proxy.url }, proxy, storePid: () => s3.pid() },
     ];
     const measurements: Measurement[] = [];
     const servers: Started[] = [];

@@ -321,6 +321,8 @@ export interface S3Server {
   /** Revokes the access key nadir signs with (every request a 403 InvalidAccessKeyId), until `restoreKeys`. */
   revokeKeys(): Promise<void>;
   restoreKeys(): Promise<void>;
+  /** The server's process id now (a restart makes a new process): the benchmark reads its CPU time. */
+  pid(): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -385,6 +387,7 @@ export async function startS3(...buckets: string[]): Promise<S3Server> {
     thaw: () => child.kill('SIGCONT'),
     revokeKeys: () => signalled('keys revoked'),
     restoreKeys: () => signalled('keys restored'),
+    pid: () => child.pid,
     async stop() {
       child.kill('SIGCONT');
       await stopChild(child, 'SIGTERM');
