@@ -25,7 +25,8 @@ export interface PostgresPool {
  */
 export async function openPostgres(url: string, timeoutMs = 10_000): Promise<PostgresPool> {
   const sockets = new PoolSockets();
-  // `socket` is an option postgres.js reads (its README's option list: "fn returning custom socket to use") but does not type.
+  // `socket` is an option postgres.js reads (its README's option list: "fn returning custom
+  // socket to use") but does not type.
   const unTyped = { socket: sockets.open } as object;
   const sql = postgres(url, {
     ...unTyped,
@@ -43,8 +44,11 @@ export async function openPostgres(url: string, timeoutMs = 10_000): Promise<Pos
     types: {},
   });
   const end = async (timeoutSeconds = 0) => {
-    await sql.end({ timeout: timeoutSeconds });
-    sockets.close();
+    try {
+      await sql.end({ timeout: timeoutSeconds });
+    } finally {
+      sockets.close();
+    }
   };
   try {
     await sql`SELECT 1`;
