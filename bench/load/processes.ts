@@ -118,6 +118,13 @@ export function startedGroups(): number[] {
   return [...everStarted];
 }
 
+/** `start`'s result with the process groups started while it ran: the server's, whose CPU time a benchmark reads. */
+export async function withGroups<T>(start: () => Promise<T>): Promise<{ started: T; groups: number[] }> {
+  const before = everStarted.length;
+  const started = await start();
+  return { started, groups: everStarted.slice(before) };
+}
+
 /** SIGTERM to the group, SIGKILL after `graceMs`; then SIGKILL again for any straggler in the group. */
 export async function stopGroup(child: ChildProcess, graceMs = 5000): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {

@@ -16,10 +16,10 @@ import {
   removeScratch,
   type Service,
   scratchDir,
-  startedGroups,
   startGroup,
   stopGroup,
   waitForHttp,
+  withGroups,
 } from '../load/processes.js';
 import { runWrk } from '../load/wrk.js';
 import type { SectionOptions } from '../report/section.js';
@@ -98,10 +98,9 @@ export async function measurePassThrough(
   const precut = join(WORK, 'pass-through-precut');
   const services: Service[] = [];
   const start = async <T extends Service>(begin: () => Promise<T>) => {
-    const before = startedGroups().length;
-    const service = await begin();
+    const { started: service, groups } = await withGroups(begin);
     services.push(service);
-    return { service, groups: startedGroups().slice(before) };
+    return { service, groups };
   };
   try {
     const nadir = await start(() => startNadir({ dataDir: data.dataDir, tileCacheMb: 256, workers: '1' }));

@@ -79,10 +79,10 @@ async function cpuMeter(server: NadirServe, backend: Backend): Promise<() => Pro
   const group = [server.child.pid as number];
   const pid = backend.storePid?.();
   const nadir = await sampleCpu(group);
-  const store = pid === undefined ? undefined : await processCpuMs(pid);
+  const store = pid === undefined ? 0 : await processCpuMs(pid);
   return async () => ({
     nadir: cpuBetween(nadir, await sampleCpu(group)).totalMs,
-    store: pid === undefined || store === undefined ? undefined : (await processCpuMs(pid)) - store,
+    store: pid === undefined ? undefined : (await processCpuMs(pid)) - store,
   });
 }
 

@@ -6,7 +6,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { cpuBetween, sampleCpu } from '../load/cpu.js';
-import { scratchDir, startedGroups } from '../load/processes.js';
+import { scratchDir, withGroups } from '../load/processes.js';
 import { formatProfile, summariseProfiles } from '../load/profile.js';
 import { runWrk } from '../load/wrk.js';
 import type { ColdData } from './cold-data.js';
@@ -88,10 +88,10 @@ export async function profileCold(
 ): Promise<ColdProfile> {
   const dir = await scratchDir('cold-cpuprof');
   try {
-    const before = startedGroups().length;
     const spawned = Date.now();
-    const nadir = await startNadir({ dataDir: data.dataDir, tileCacheMb: 0, cpuProfileDir: dir, root });
-    const groups = startedGroups().slice(before);
+    const { started: nadir, groups } = await withGroups(() =>
+      startNadir({ dataDir: data.dataDir, tileCacheMb: 0, cpuProfileDir: dir, root }),
+    );
     let point: Awaited<ReturnType<typeof measureOnce>>;
     let cpu: ColdProfile['cpu'];
     try {

@@ -13,7 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import { startMapServer } from '../contenders/mapserver.js';
 import { startRasterioTiler } from '../contenders/rasterio-tiler.js';
 import { cpuBetween, sampleCpu } from '../load/cpu.js';
-import { type Service, startedGroups } from '../load/processes.js';
+import { type Service, withGroups } from '../load/processes.js';
 import { runWrk } from '../load/wrk.js';
 import type { SectionOptions } from '../report/section.js';
 import { coldData } from './cold-data.js';
@@ -59,9 +59,8 @@ interface Running {
 }
 
 async function started(server: ColdServer): Promise<Running> {
-  const before = startedGroups().length;
-  const { service, url } = await server.start();
-  return { service, url, groups: startedGroups().slice(before) };
+  const { started, groups } = await withGroups(() => server.start());
+  return { service: started.service, url: started.url, groups };
 }
 
 export async function measureCold(options: SectionOptions, overrides: Partial<ColdSettings> = {}): Promise<ColdRaw> {

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { startMapServer } from '../contenders/mapserver.js';
 import { startRasterioTiler } from '../contenders/rasterio-tiler.js';
 import { startTileNginx } from '../load/nginx.js';
-import { type Service, scratchDir, startedGroups } from '../load/processes.js';
+import { type Service, scratchDir, withGroups } from '../load/processes.js';
 import { formatProfile, type ProfileSummary, summariseProfiles } from '../load/profile.js';
 import type { SectionOptions } from '../report/section.js';
 import { tileData, WORK } from './data.js';
@@ -139,10 +139,9 @@ export async function measureTiles(options: SectionOptions, overrides: Partial<T
   // Each server's process groups (those started while it started), for its CPU per answer.
   const groups: Record<string, number[]> = {};
   const startServer = async <T extends Service>(name: string, start: () => Promise<T>): Promise<T> => {
-    const before = startedGroups().length;
-    const service = await start();
+    const { started: service, groups: its } = await withGroups(start);
     services.push(service);
-    groups[name] = startedGroups().slice(before);
+    groups[name] = its;
     return service;
   };
   try {
