@@ -9,6 +9,7 @@
  * One caller, one query at a time, no HTTP, authentication, JSON or token.
  */
 import type { SurveySearch } from '../../src/catalogue/catalogue.js';
+import type * as CandidatesModule from '../../src/catalogue/sqlite-candidates.js';
 import type * as CatalogueModule from '../../src/catalogue/sqlite-catalogue.js';
 import type { ContentType } from '../../src/catalogue/survey.js';
 import type * as SqliteModule from '../../src/db/sqlite.js';
@@ -58,20 +59,16 @@ function rate(latencies: number[], seconds: number): Rate {
 }
 
 export async function openFloor(database: string, types: ContentType[]): Promise<Floor> {
-  const { candidatesSql, SqliteSurveyCatalogue, typeMask } = await importCompiled<typeof CatalogueModule>(
-    'catalogue/sqlite-catalogue.js',
+  const { SqliteSurveyCatalogue } = await importCompiled<typeof CatalogueModule>('catalogue/sqlite-catalogue.js');
+  const { candidatesSql, candidateParameters } = await importCompiled<typeof CandidatesModule>(
+    'catalogue/sqlite-candidates.js',
   );
   const { openSqlite } = await importCompiled<typeof SqliteModule>('db/sqlite.js');
   const db = openSqlite(database);
   const catalogue = new SqliteSurveyCatalogue(db, () => new Date());
-  const statement = db.prepare(candidatesSql('listing'));
-  const parameters = (area: Bounds) => ({
-    ...area,
-    since: '0000-00-00',
-    until: '9999-99-99',
-    mask: typeMask(types),
-    all: 1,
-  });
+  // The statement a search with no date filter runs, rows as arrays as the catalogue reads them.
+  const statement = db.prepare(candidatesSql('listing', false)).raw(true);
+  const parameters = (area: Bounds) => candidateParameters({ area, types, typeMatch: 'all' });
   const query = (area: Bounds): SurveySearch<'listing'> => ({
     area,
     types,

@@ -9,7 +9,6 @@ import {
   type RetiredFile,
   type SurveyCatalogue,
   type SurveyGroup,
-  type SurveyOrderKey,
   type SurveyPage,
   type SurveySearch,
   type SurveyView,
@@ -24,6 +23,7 @@ import {
   packedBoxIntersects,
   packFootprint,
 } from './packed-footprint.js';
+import { type CandidateRow, SqliteCandidates } from './sqlite-candidates.js';
 import {
   groupParameters,
   groupParams,
@@ -57,23 +57,6 @@ import { isAfter, orderKeyOf, walkSurveys } from './survey-walk.js';
 /** Candidates a small area may have for a walk to read them all at once rather than walk the order. */
 const WHOLE_AREA_CANDIDATES = 1000;
 
-/** candidatesSql's `@mask` parameter. */
-export { typeMask } from './survey-rows.js';
-
-/**
- * A search's candidates: surveys whose footprint bounds meet the area and whose date and types
- * match, with what the exact test, the tag filter and the ordering need (and, for listings, the
- * listing). Exported for the benchmark, whose floor is this statement alone.
- */
-export function candidatesSql(view: SurveyView): string {
-  return `SELECT s.rowid, s.id, s.capture_date AS captureDate, s.last_photo_time AS lastPhotoTime, s.tags, s.outline
-      ${view === 'listing' ? ', s.version, s.listing' : ''}
-    FROM survey_extent e JOIN surveys s ON s.rowid = e.survey_rowid
-    WHERE e.max_x >= @minX AND e.min_x <= @maxX AND e.max_y >= @minY AND e.min_y <= @maxY
-      AND s.capture_date >= @since AND s.capture_date <= @until
-      AND (@mask = 0 OR (CASE WHEN @all THEN (s.type_mask & @mask) = @mask ELSE (s.type_mask & @mask) != 0 END))`;
-}
-
 /**
  * The next candidates after a place in the order, walking the order's index (not the R*Tree, whose
  * area holds too many surveys for that): the R*Tree is asked only about each row's box.
@@ -101,13 +84,6 @@ interface PageRow extends DocumentRow {
   rowid: number;
 }
 
-/** What a search decides on before it reads any survey document (and a listing's columns). */
-interface CandidateRow extends SurveyOrderKey, Partial<Pick<ListingRow, 'version' | 'listing'>> {
-  rowid: number;
-  outline: Buffer;
-  tags: string;
-}
-
 /**
  * The catalogue in the embedded SQLite file: an R*Tree on footprint bounds narrows a search to
  * candidates, then the exact footprint polygon decides. The survey itself is one JSON document.
@@ -122,6 +98,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
   /** catalogue_changes as last read. */
   #changes = 0;
   readonly #statements;
+  readonly #candidates: SqliteCandidates;
   readonly #now: Clock;
 
   /** `now`: when versions are reserved and files retired. */
@@ -138,6 +115,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       return packedBounds(footprintNumbers(outline as Buffer))[Number(side)] as number;
     });
     this.schemaVersion = migrate(db, SQLITE_CATALOGUE_MIGRATIONS);
+    this.#candidates = new SqliteCandidates(db);
     this.#statements = {
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       changes: db.prepare('SELECT changes FROM catalogue_changes').pluck(),
@@ -204,8 +182,6 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
       count: db.prepare(
         "SELECT coalesce(sum(surveys), 0) AS n FROM survey_groups WHERE content_type = '' AND tag = ''",
       ),
-      candidates: db.prepare(candidatesSql('document')),
-      listingCandidates: db.prepare(candidatesSql('listing')),
     };
   }
 
@@ -326,15 +302,8 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
 
   /** Every candidate of the area that passes every test, in the query's order (the R*Tree first). */
   #matchingCandidates(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>, view: SurveyView): CandidateRow[] {
-    const candidates = view === 'listing' ? this.#statements.listingCandidates : this.#statements.candidates;
+    const rows = this.#candidates.read(query, view);
     const { area } = query;
-    const rows = candidates.all({
-      ...area,
-      since: query.since ?? '0000-00-00',
-      until: query.until ?? '9999-99-99',
-      mask: typeMask(query.types ?? []),
-      all: query.typeMatch === 'any' ? 0 : 1,
-    }) as CandidateRow[];
     const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
     const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
     return rows

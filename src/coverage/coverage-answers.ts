@@ -3,7 +3,7 @@ import { OnceATurn } from '../cache/once-a-turn.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { aoiLonLatBounds } from '../geo/aoi.js';
 import type { CoverageRequest } from './coverage-request.js';
-import { coverageBodyHead, surveyJson } from './survey-json.js';
+import { coverageBodyHead, surveyJsonText } from './survey-json.js';
 
 /**
  * The catalogue's part of a coverage answer: the response body up to the transaction token, as
@@ -95,7 +95,7 @@ export class CoverageAnswers {
       // The answer shows no footprint and no file: listings spare reading each survey's document.
       view: 'listing',
     });
-    const surveys = page.surveys.map((survey) => JSON.stringify(surveyJson(survey, query.types, query.fields)));
+    const surveys = page.surveys.map((survey) => surveyJsonText(survey, query.types, query.fields));
     return { bodyHead: coverageBodyHead(`[${surveys.join(',')}]`, { ...query, total: page.total }), total: page.total };
   }
 }

@@ -9,7 +9,7 @@ import type { SurveyCatalogue, SurveyListing } from '../../src/catalogue/catalog
 import { SqliteSurveyCatalogue } from '../../src/catalogue/sqlite-catalogue.js';
 import { CoverageAnswers, type CoveragePage } from '../../src/coverage/coverage-answers.js';
 import { type CoverageQueryString, parseCoverageQuery } from '../../src/coverage/coverage-request.js';
-import { coverageBody, coverageBodyHead, surveyJson } from '../../src/coverage/survey-json.js';
+import { coverageBody, coverageBodyHead, surveyJsonText } from '../../src/coverage/survey-json.js';
 import { openSqlite } from '../../src/db/sqlite.js';
 import { makeSurvey } from '../api/helpers.js';
 import { testClock } from '../support/clock.js';
@@ -181,10 +181,30 @@ describe('coverage body text', () => {
     ];
     for (const extra of extras) {
       const query = request(extra);
-      const surveys = listings.map((survey) => surveyJson(survey, query.types, query.fields));
-      body = { surveys, limit: query.limit, offset: query.offset, total: 42, transactionToken: 't1.k1.AbC-_9' };
+      // Every field, in any key order: the schema orders them; `id` is always there.
+      const surveys = listings.map((survey) => ({
+        ...survey,
+        pixelSizes: Object.fromEntries(
+          Object.entries(survey.assets)
+            .filter(([type]) => (query.types as string[]).includes(type))
+            .map(([type, asset]) => [type, Math.round(asset.gsd * 1e6) / 1e6]),
+        ),
+        maxZoom: Object.fromEntries(Object.entries(survey.assets).map(([type, asset]) => [type, asset.maxZoom])),
+      }));
+      const fieldsAsked = query.fields;
+      body = {
+        surveys: surveys.map((survey) =>
+          Object.fromEntries(
+            Object.entries(survey).filter(([field]) => field === 'id' || fieldsAsked.has(field as never)),
+          ),
+        ),
+        limit: query.limit,
+        offset: query.offset,
+        total: 42,
+        transactionToken: 't1.k1.AbC-_9',
+      };
       const expected = (await app.inject({ method: 'GET', url: '/' })).body;
-      const text = `[${surveys.map((survey) => JSON.stringify(survey)).join(',')}]`;
+      const text = `[${listings.map((survey) => surveyJsonText(survey, query.types, query.fields)).join(',')}]`;
       assert.equal(coverageBody(coverageBodyHead(text, { ...query, total: 42 }), 't1.k1.AbC-_9').toString(), expected);
     }
     await app.close();
