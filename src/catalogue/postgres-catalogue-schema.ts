@@ -51,6 +51,23 @@ export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
        PRIMARY KEY (content_type, tag, capture_date)
      );
      ${postgresGroupsInsert('TRUE')}`,
+    // A coverage search (a listing, no date, no tag) as a function that keeps one plan: the
+    // statement's own plan was made again at every execution (PostgreSQL keeps custom plans
+    // when a generic one is estimated dearer, as it is for \`&&\` with an unknown box), and
+    // planning was 0.33 of its 0.47 ms. The one plan is the GiST scan every such search uses.
+    // Dates and tags are left to the statement (postgres-catalogue.ts), whose plan may rightly
+    // turn on their values.
+    `CREATE FUNCTION nadir_listing_candidates(min_x float8, min_y float8, max_x float8, max_y float8, mask integer, match_all boolean)
+       RETURNS TABLE (id text, "captureDate" text, "lastPhotoTime" text, outline bytea, version integer, tags text[], listing text)
+       LANGUAGE plpgsql STABLE
+       SET plan_cache_mode = force_generic_plan
+     AS $$
+     BEGIN
+       RETURN QUERY SELECT s.id, s.capture_date, s.last_photo_time, s.outline, s.version, s.tags, s.listing
+         FROM surveys s
+         WHERE s.footprint && ST_MakeEnvelope(min_x, min_y, max_x, max_y, 4326)
+           AND (mask = 0 OR CASE WHEN match_all THEN (s.type_mask & mask) = mask ELSE (s.type_mask & mask) <> 0 END);
+     END $$;`,
   ],
 };
 

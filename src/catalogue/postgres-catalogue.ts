@@ -229,15 +229,26 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
     query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>,
     view: SurveyView,
   ): Promise<CandidateRow[]> {
-    const sql = this.#sql;
-    const columns = view === 'listing' ? sql`version, tags, listing` : sql`body`;
-    const rows = await sql<CandidateRow[]>`
-      SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, ${columns}
-      FROM surveys WHERE ${this.#where(query)}`;
+    const rows = await this.#candidates(query, view);
     const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
     return rows
       .filter((row) => exact(query.area, footprintNumbers(row.outline)))
       .sort((a, b) => compareInOrder(a, b, query.order));
+  }
+
+  #candidates(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>, view: SurveyView): Promise<CandidateRow[]> {
+    const sql = this.#sql;
+    const { minX, minY, maxX, maxY } = query.area;
+    if (view === 'listing' && query.since === undefined && query.until === undefined && !hasTagFilter(query.tags)) {
+      // A coverage search: the function with one plan (postgres-catalogue-schema.ts).
+      const mask = typeMask(query.types ?? []);
+      return sql<CandidateRow[]>`
+        SELECT * FROM nadir_listing_candidates(${minX}, ${minY}, ${maxX}, ${maxY}, ${mask}, ${query.typeMatch !== 'any'})`;
+    }
+    const columns = view === 'listing' ? sql`version, tags, listing` : sql`body`;
+    return sql<CandidateRow[]>`
+      SELECT id, capture_date AS "captureDate", last_photo_time AS "lastPhotoTime", outline, ${columns}
+      FROM surveys WHERE ${this.#where(query)}`;
   }
 
   async walk(query: SurveyWalk): Promise<SurveyWalkPage> {
@@ -387,4 +398,8 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   async close(): Promise<void> {
     // The pool and the change follower belong to the composition root, which closes them.
   }
+}
+
+function hasTagFilter(tags: TagFilter | undefined): boolean {
+  return Boolean(tags?.include?.length || tags?.exclude?.length);
 }
