@@ -66,6 +66,14 @@ export interface ScaleRaw {
   machine: { cpus: number; model: string; memoryGb: number; loadStart: number[]; loadEnd: number[] };
   versions: Record<string, string>;
   coverage: CoverageOnEngine[];
+  /**
+   * catalogue.search on SQLite in the benchmark's own process at the goal size, one caller, the
+   * same points (bench/coverage/floor.ts), in the same run: what an uncached answer's CPU is held
+   * against. Older results: absent.
+   */
+  search?: { surveys: number; msPerSearch: number; cpuMsPerSearch: number };
+  /** PostgreSQL's shared_buffers, MB (older results: absent, the default 128 MB). */
+  postgresSharedBuffersMb?: number;
   tiles: TileRate[];
   /** Pass-through tiles the tile runs cycle through. */
   tileCount: number;

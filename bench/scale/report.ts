@@ -6,6 +6,8 @@ import type { CoverageOnEngine, ScaleRaw, TileRate, TileRound, TileSetup } from 
 const GOAL_P99_MS = 10;
 /** Issue 37: every request a new place (the page cache off), SQLite at 1M. */
 const GOAL_UNCACHED_SQLITE_P99_MS = 5;
+/** Issue 37: an uncached answer's CPU against the in-process search's, SQLite, same run. */
+const GOAL_SEARCH_CPU_RATIO = 2;
 /** Issue 37: PostgreSQL's CPU per answer against SQLite's, uncached, same run. */
 const GOAL_PG_CPU_RATIO = 1.5;
 const GOAL_SURVEYS = 1e6;
@@ -66,7 +68,7 @@ function coverageTable(raw: ScaleRaw): Table {
       c.buildSeconds ?? null,
     ]),
     notes: [
-      "The real `nadir serve`, one process, closed loop (wrk), the same synthetic surveys and query points on both engines (bench/coverage/catalogue.ts). CPU: the nadir process's, and PostgreSQL's server processes' (its backends included) during the same measured run. Load s: SQLite build (blank when reused from bench/work/coverage) or PostgreSQL load (migrate, multi-row INSERT, ANALYZE).",
+      "The real `nadir serve`, one process, closed loop (wrk), the same synthetic surveys and query points on both engines (bench/coverage/catalogue.ts). CPU: the nadir process's, and PostgreSQL's server processes' (its backends included) during the same measured run. Load s: SQLite build (blank when reused from bench/work/coverage) or PostgreSQL load (migrate, multi-row INSERT, VACUUM and ANALYZE, CHECKPOINT: the load's writes are done before anything is measured).",
     ],
   };
 }
@@ -136,6 +138,13 @@ function goals(raw: ScaleRaw): Goal[] {
           'x',
           'max',
         ),
+        goal(
+          `coverage CPU per answer on SQLite, page cache off, ÷ the in-process search's (catalogue.search, one caller), same run`,
+          raw.search ? sqliteUncached.http.cpuMsPerRequest / raw.search.cpuMsPerSearch : null,
+          GOAL_SEARCH_CPU_RATIO,
+          'x',
+          'max',
+        ),
       ]
     : [];
   const memory = rateOf(raw, 'memory')?.requestsPerSecond;
@@ -176,6 +185,14 @@ export function scaleSection(raw: ScaleRaw): Section {
       `${raw.machine.cpus} cores (${raw.machine.model}), ${raw.machine.memoryGb.toFixed(1)} GB; load ${raw.machine.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${raw.machine.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`,
       `${Object.values(raw.versions).join('; ')}.`,
       'PostgreSQL, Redis and nginx are throwaway servers on loopback started as the test suite starts them (test/support/servers.ts); PostgreSQL runs with fsync off, which a read benchmark does not touch.',
+      raw.postgresSharedBuffersMb
+        ? `PostgreSQL's shared_buffers: ${raw.postgresSharedBuffersMb.toLocaleString('en-US')} MB, a quarter of the machine's memory as a deployment sets it (docs/deploy.md); SQLite reads its file through a memory map, so both search from memory.`
+        : "PostgreSQL's shared_buffers: the default 128 MB.",
+      ...(raw.search
+        ? [
+            `In-process search (bench/coverage/floor.ts: catalogue.search on SQLite at ${label(raw.search.surveys)} surveys in the benchmark's process, one caller, the same points): ${raw.search.msPerSearch.toFixed(3)} ms and ${raw.search.cpuMsPerSearch.toFixed(3)} CPU ms a search.`,
+          ]
+        : []),
       `Measured in ${(raw.seconds / 60).toFixed(1)} min.`,
     ],
     goals: goals(raw),

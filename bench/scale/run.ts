@@ -13,10 +13,12 @@
 import { execFile } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { promisify } from 'node:util';
+import { aoiLonLatBounds } from '../../src/geo/aoi.js';
 import { deploySite } from '../../test/support/nginx-site.js';
 import { freePort, startNginx, startPostgres, startRedis } from '../../test/support/servers.js';
 import { cachedCatalogue, queryPoints } from '../coverage/catalogue.js';
-import { measureHttp, type Prepared } from '../coverage/http.js';
+import { openFloor } from '../coverage/floor.js';
+import { measureHttp, type Prepared, RADIUS, RESOURCES } from '../coverage/http.js';
 import { WORK as COVERAGE_WORK } from '../coverage/run.js';
 import { startCoverageServer } from '../coverage/server.js';
 import { cpuBetween, processCpuMs, sampleCpu, treeCpuMs } from '../load/cpu.js';
@@ -30,6 +32,9 @@ import { loadPostgresCatalogue } from './postgres-catalogue.js';
 import type { CoverageOnEngine, ScaleRaw, ScaleSettings, TileRate, TileRound, TileSetup } from './raw.js';
 
 const run = promisify(execFile);
+
+/** The size at which an uncached answer's CPU is held against the in-process search (issue 37). */
+const GOAL_SEARCH_SURVEYS = 1e6;
 
 export function scaleSettings(quick: boolean, overrides: Partial<ScaleSettings> = {}): ScaleSettings {
   const base: ScaleSettings = quick
@@ -73,14 +78,40 @@ async function versions(): Promise<Record<string, string>> {
   };
 }
 
-/** Coverage at each size on both engines, one server at a time. */
+/**
+ * PostgreSQL's buffer cache as a deployment sizes it, a quarter of the machine's memory (the
+ * PostgreSQL manual's "reasonable starting value"; docs/deploy.md): with the default 128 MB, a
+ * 1M-survey table (1.3 GB) was read through the kernel's page cache at every search.
+ */
+const SHARED_BUFFERS_MB = Math.floor(totalmem() / 4 / 2 ** 20);
+
+/** catalogue.search in this process, one caller (bench/coverage/floor.ts): ms and CPU ms a search. */
+async function inProcessSearch(path: string, points: [number, number][], seconds: number) {
+  const floor = await openFloor(path, [...RESOURCES]);
+  try {
+    const areas = points.map(([lon, lat]) => aoiLonLatBounds({ lon, lat, radius: RADIUS }));
+    await floor.search(areas, 1); // the first call passes every area once: page faults stay out
+    const cpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const rate = await floor.search(areas, seconds);
+    const { user, system } = process.cpuUsage(cpuBefore);
+    // The call's busy share (it also warms up, unmeasured) times the measured time a search.
+    const busy = (user + system) / 1000 / (performance.now() - started);
+    return { msPerSearch: 1000 / rate.perSecond, cpuMsPerSearch: (busy * 1000) / rate.perSecond };
+  } finally {
+    floor.close();
+  }
+}
+
+/** Coverage at each size on both engines, one server at a time; the in-process search at the goal size. */
 async function measureCoverageEngines(
   settings: ScaleSettings,
   options: SectionOptions,
   log: (line: string) => void,
-): Promise<CoverageOnEngine[]> {
+): Promise<Pick<ScaleRaw, 'coverage' | 'search'>> {
   const results: CoverageOnEngine[] = [];
-  const postgres = await startPostgres();
+  let search: ScaleRaw['search'];
+  const postgres = await startPostgres({ shared_buffers: `${SHARED_BUFFERS_MB}MB` });
   const postmaster = await listenerPid(postgres.port);
   const scratch = await scratchDir('scale-pg');
   try {
@@ -93,6 +124,12 @@ async function measureCoverageEngines(
       const points = queryPoints(sqlite.layout, settings.points);
       // measureHttp reads the points only; the floors' areas are not measured here.
       const prepared: Prepared = { surveys, path: sqlite.path, layout: sqlite.layout, areas: [], points };
+      if (surveys === GOAL_SEARCH_SURVEYS) {
+        search = { surveys, ...(await inProcessSearch(sqlite.path, points, settings.seconds)) };
+        log(
+          `${surveys} in-process search: ${search.msPerSearch.toFixed(3)} ms, ${search.cpuMsPerSearch.toFixed(3)} CPU ms`,
+        );
+      }
       const engines = [
         { engine: 'sqlite' as const, database: sqlite.path, buildSeconds: sqlite.buildSeconds },
         { engine: 'postgres' as const, database: url, buildSeconds: loaded.seconds },
@@ -131,7 +168,7 @@ async function measureCoverageEngines(
     await removeScratch(scratch);
     await postgres.stop();
   }
-  return results;
+  return { coverage: results, search };
 }
 
 /** wrk over the pass-through tiles at `base` for `seconds`, every answer a 200. */
@@ -253,7 +290,7 @@ export async function measureScale(options: SectionOptions, overrides: Partial<S
   const log = (line: string) => options.log(`scale: ${line}`);
   const started = Date.now();
   const loadStart = loadavg();
-  const coverage = await measureCoverageEngines(settings, options, log);
+  const { coverage, search } = await measureCoverageEngines(settings, options, log);
   const { rates, tileCount } = await measureTileSetups(settings, options, log);
   return {
     settings,
@@ -266,6 +303,8 @@ export async function measureScale(options: SectionOptions, overrides: Partial<S
     },
     versions: await versions(),
     coverage,
+    search,
+    postgresSharedBuffersMb: SHARED_BUFFERS_MB,
     tiles: rates,
     tileCount,
     seconds: (Date.now() - started) / 1000,

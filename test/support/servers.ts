@@ -85,8 +85,9 @@ export interface PostgresServer {
 /**
  * initdb as the postgres user (PostgreSQL refuses to run as root) into a temporary folder, then
  * the server on a free loopback port with fsync off: a test's data need not survive a crash.
+ * `settings`: more server settings (`-c name=value`), as a benchmark's deployment would have.
  */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(settings: Record<string, string> = {}): Promise<PostgresServer> {
   const dir = await mkdtemp(join(tmpdir(), 'nadir-pg-'));
   // Run as the postgres user directly (not through runuser, which would not pass signals on).
   const user = {
@@ -121,6 +122,7 @@ export async function startPostgres(): Promise<PostgresServer> {
         'full_page_writes=off',
         '-c',
         'max_connections=200',
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
       ],
       { ...serverOptions, ...user, cwd: dir },
     );
