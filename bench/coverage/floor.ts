@@ -2,8 +2,8 @@
  * The in-process floors of the coverage benchmark, on the compiled code (dist/, as `nadir serve`
  * runs it; tsx's name-keeping wrappers would slow the JavaScript down):
  *
- * - raw SQL: the catalogue's candidate statement alone (R*Tree, join, date and type filters), the
- *   least any search through SQLite can cost;
+ * - raw SQL: the catalogue's candidate statement alone (R*Tree, join, type filter: what a search
+ *   with no date runs), the least any search through SQLite can cost;
  * - search: `catalogue.search` as the route calls it (SQL, exact footprint test, order, page).
  *
  * One caller, one query at a time, no HTTP, authentication, JSON or token.

@@ -89,7 +89,7 @@ function floorTable(raw: CoverageRaw): Table {
       return [label(size.surveys), withRange(f.search, n), f.searchP99.median, withRange(f.sql, n), f.sqlP99.median];
     }),
     notes: [
-      'catalogue.search: what the route calls (SQL, exact footprint test, order, page of listings). Raw SQL: its candidate statement alone (R*Tree, join, date and type filters), the least any search through SQLite costs.',
+      'catalogue.search: what the route calls (SQL, exact footprint test, order, page of listings). Raw SQL: its candidate statement alone (R*Tree, join, type filter: what a search with no date runs), the least any search through SQLite costs.',
     ],
   };
 }
