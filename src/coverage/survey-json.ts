@@ -9,11 +9,11 @@ function roundGsd(gsd: number): number {
 
 /**
  * A survey's JSON text as the coverage response shows it (spec "Survey", plus `tags` and
- * `maxZoom`; `pixelSizes` of the requested raster types only): fields in the schema's order, objects keyed in
- * the schema's order (RASTER_TYPES, CONTENT_TYPES) whatever order the query named the types in,
- * so the text is the very one fastify's schema serialiser wrote for these answers (the test holds
- * it to that). Written out directly: building the object and JSON.stringify of it cost twice as
- * much, and a page has up to a thousand of them.
+ * `maxZoom`; `pixelSizes` of the requested raster types only): fields in the schema's order,
+ * objects keyed in the schema's order (RASTER_TYPES, CONTENT_TYPES) whatever order the query named
+ * the types in, so the text is the very one fastify's schema serialiser wrote for these answers
+ * (the test holds it to that). Written out directly rather than built as an object for
+ * JSON.stringify to walk: an uncached answer does this for every survey of its page (up to 1,000).
  */
 export function surveyJsonText(
   survey: SurveyListing,
