@@ -191,6 +191,11 @@ export function tagMatches(tag: string, pattern: string): boolean {
   return !pattern.includes(':') && tag.startsWith(`${pattern}:`);
 }
 
+/** Whether a filter names any tag to include or exclude (an empty one filters nothing). */
+export function hasTagFilter(filter: TagFilter | undefined): boolean {
+  return Boolean(filter?.include?.length || filter?.exclude?.length);
+}
+
 export function matchesTags(tags: readonly string[], filter: TagFilter | undefined): boolean {
   if (!filter) return true;
   const has = (pattern: string) => tags.some((tag) => tagMatches(tag, pattern));

@@ -5,6 +5,7 @@ import { multiPolygonBounds } from '../geo/polygon.js';
 import {
   compareInOrder,
   type GroupQuery,
+  hasTagFilter,
   type Reservation,
   type RetiredFile,
   type SurveyCatalogue,
@@ -398,8 +399,4 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   async close(): Promise<void> {
     // The pool and the change follower belong to the composition root, which closes them.
   }
-}
-
-function hasTagFilter(tags: TagFilter | undefined): boolean {
-  return Boolean(tags?.include?.length || tags?.exclude?.length);
 }

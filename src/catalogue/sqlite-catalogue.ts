@@ -4,6 +4,7 @@ import { type MultiPolygon, multiPolygonBounds } from '../geo/polygon.js';
 import {
   compareInOrder,
   type GroupQuery,
+  hasTagFilter,
   matchesTags,
   type Reservation,
   type RetiredFile,
@@ -305,7 +306,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     const rows = this.#candidates.read(query, view);
     const { area } = query;
     const exact = query.overlap === 'full' ? packedBoxInside : packedBoxIntersects;
-    const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
+    const tagFilter = hasTagFilter(query.tags) ? query.tags : undefined;
     return rows
       .filter(
         (row) =>
@@ -335,7 +336,7 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
         };
       });
     }
-    const tagFilter = query.tags?.include?.length || query.tags?.exclude?.length ? query.tags : undefined;
+    const tagFilter = hasTagFilter(query.tags) ? query.tags : undefined;
     const params = {
       ...query.area,
       since: query.since ?? '0000-00-00',
