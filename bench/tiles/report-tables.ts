@@ -7,39 +7,27 @@ import { spreadText, type View } from './view.js';
 export function figureTables(view: View): Table[] {
   const { connections, targets, at } = view;
   const columns = (first: string) => [first, ...connections.map((c) => `${c} conn.`)];
-  const throughput: Table = {
-    caption: 'Tiles per second: median over rounds (min-max)',
+  /** A row per server, a cell per connection count. */
+  const byServer = (caption: string, cell: (summary: ReturnType<typeof at>) => string, notes?: string[]): Table => ({
+    caption,
     columns: columns('server'),
-    rows: targets.map((t) => [t.name, ...connections.map((c) => spreadText(at(t.id, c)?.rps ?? null))]),
-  };
-  const latency: Table = {
-    caption: 'Latency, ms: p50 / p99, medians over rounds (p99 min-max)',
-    columns: columns('server'),
-    rows: targets.map((t) => [
-      t.name,
-      ...connections.map((c) => {
-        const s = at(t.id, c);
-        if (!s?.p50 || !s.p99) return 'failed';
-        const range = s.p99.n > 1 ? ` (${formatNumber(s.p99.min)}-${formatNumber(s.p99.max)})` : '';
-        return `${formatNumber(s.p50.median)} / ${formatNumber(s.p99.median)}${range}`;
-      }),
-    ]),
-  };
-  const cpu: Table = {
-    caption: "CPU ms an answer (all of the server's processes, user + system): median over rounds (min-max)",
-    columns: columns('server'),
-    rows: targets.map((t) => [
-      t.name,
-      ...connections.map((c) => {
-        const spread = at(t.id, c)?.cpu;
-        return spread ? spreadText(spread, (v) => v.toFixed(3)) : '-';
-      }),
-    ]),
-    notes: [
+    rows: targets.map((t) => [t.name, ...connections.map((c) => cell(at(t.id, c)))]),
+    ...(notes ? { notes } : {}),
+  });
+  const throughput = byServer('Tiles per second: median over rounds (min-max)', (s) => spreadText(s?.rps ?? null));
+  const latency = byServer('Latency, ms: p50 / p99, medians over rounds (p99 min-max)', (s) => {
+    if (!s?.p50 || !s.p99) return 'failed';
+    const range = s.p99.n > 1 ? ` (${formatNumber(s.p99.min)}-${formatNumber(s.p99.max)})` : '';
+    return `${formatNumber(s.p50.median)} / ${formatNumber(s.p99.median)}${range}`;
+  });
+  const cpu = byServer(
+    "CPU ms an answer (all of the server's processes, user + system): median over rounds (min-max)",
+    (s) => (s?.cpu ? spreadText(s.cpu, (v) => v.toFixed(3)) : '-'),
+    [
       'From /proc over each measured run, divided by the answers it gave; it barely depends on how busy the machine is, ' +
         'unlike the rates. wrk is not counted. MapServer counts its nginx and FastCGI processes, rasterio its gunicorn ones.',
     ],
-  };
+  );
   const ratios: Table = {
     caption: 'nadir / peer, tiles per second, from runs of the same round: median (min-max)',
     columns: columns('pair'),
