@@ -26,6 +26,8 @@ export interface CoverageServerOptions {
   workers?: string;
   /** Write a V8 CPU profile per process here when the server stops. */
   cpuProfileDir?: string;
+  /** More of the server's environment (NADIR_DATABASE_CONNECTIONS, ...). */
+  env?: NodeJS.ProcessEnv;
 }
 
 const TICKS_PER_SECOND = 100; // USER_HZ, 100 on every Linux this runs on
@@ -47,7 +49,7 @@ async function groupCpuSeconds(pid: number | undefined): Promise<number> {
 export async function startCoverageServer(options: CoverageServerOptions): Promise<CoverageServer> {
   const dataDir = await scratchDir('coverage-serve');
   try {
-    const env = { NADIR_DATA_DIR: dataDir, NADIR_DATABASE: options.database };
+    const env = { ...options.env, NADIR_DATA_DIR: dataDir, NADIR_DATABASE: options.database };
     const apiKey = await issueBenchKey(env, 'coverage');
     const [workers, variant] = options.workers?.split(':') ?? [];
     const serveEnv = variant === 'no-cache' ? { ...env, NADIR_COVERAGE_CACHE_MB: '0' } : env;

@@ -33,6 +33,11 @@ export interface CoverageOnEngine {
   cache?: 'on' | 'off';
   /** PostgreSQL only: its server processes' CPU ms per request during the measured run (older results: absent). */
   databaseCpuMsPerRequest?: number;
+  /**
+   * PostgreSQL only: NADIR_DATABASE_CONNECTIONS, the pool of the one nadir process; absent: the
+   * default (older results: always the default, then 20).
+   */
+  databaseConnections?: number;
   http: HttpFigures;
 }
 

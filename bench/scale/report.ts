@@ -1,4 +1,6 @@
 /** The scale part's figures as a report Section: issue 16's goals, tables, a chart, conditions. */
+
+import { DEFAULT_DATABASE_CONNECTIONS } from '../../src/config/config.js';
 import { type Goal, goal, type Section, type Table } from '../report/section.js';
 import { spread } from '../report/spread.js';
 import type { CoverageOnEngine, ScaleRaw, TileRate, TileRound, TileSetup } from './raw.js';
@@ -58,7 +60,9 @@ function coverageTable(raw: ScaleRaw): Table {
     ],
     rows: raw.coverage.map((c: CoverageOnEngine) => [
       label(c.surveys),
-      c.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL',
+      c.engine === 'sqlite'
+        ? 'SQLite'
+        : `PostgreSQL, ${c.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS} connections${c.databaseConnections ? '' : ' (default)'}`,
       c.cache === 'off' ? 'off: every request searches' : 'on',
       c.http.requestsPerSecond,
       c.http.p50Ms,
@@ -108,10 +112,20 @@ function tileTable(raw: ScaleRaw): Table {
 }
 
 function goals(raw: ScaleRaw): Goal[] {
-  const at = (engine: CoverageOnEngine['engine'], cache: 'on' | 'off') =>
-    raw.coverage.find((c) => c.engine === engine && c.surveys === GOAL_SURVEYS && (c.cache ?? 'on') === cache);
+  const at = (engine: CoverageOnEngine['engine'], cache: 'on' | 'off', sized = false) =>
+    raw.coverage.find(
+      (c) =>
+        c.engine === engine &&
+        c.surveys === GOAL_SURVEYS &&
+        (c.cache ?? 'on') === cache &&
+        (c.databaseConnections !== undefined) === sized,
+    );
   const pg = at('postgres', 'on');
-  const [pgUncached, sqliteUncached] = [at('postgres', 'off'), at('sqlite', 'off')];
+  // PostgreSQL's uncached goals count the pool sized for the database (bench/scale/run.ts), where
+  // the run measured one; older results measured only the default.
+  const pgUncached = at('postgres', 'off', true) ?? at('postgres', 'off');
+  const sqliteUncached = at('sqlite', 'off');
+  const pool = pgUncached ? `${pgUncached.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS} connections` : '';
   const uncachedGoals = sqliteUncached
     ? [
         goal(
@@ -122,14 +136,14 @@ function goals(raw: ScaleRaw): Goal[] {
           'max',
         ),
         goal(
-          `coverage p99 on PostgreSQL at ${label(GOAL_SURVEYS)} surveys, every request a new place (page cache off)`,
+          `coverage p99 on PostgreSQL at ${label(GOAL_SURVEYS)} surveys, every request a new place (page cache off), ${pool}`,
           pgUncached ? pgUncached.http.p99Ms : null,
           GOAL_P99_MS,
           'ms',
           'max',
         ),
         goal(
-          "coverage CPU per answer, PostgreSQL's (nadir's and the database's) ÷ SQLite's, page cache off, same run",
+          `coverage CPU per answer, PostgreSQL's (nadir's and the database's, ${pool}) ÷ SQLite's, page cache off, same run`,
           pgUncached?.databaseCpuMsPerRequest !== undefined
             ? (pgUncached.http.cpuMsPerRequest + pgUncached.databaseCpuMsPerRequest) /
                 sqliteUncached.http.cpuMsPerRequest

@@ -85,6 +85,14 @@ async function versions(): Promise<Record<string, string>> {
  */
 const SHARED_BUFFERS_MB = Math.floor(totalmem() / 4 / 2 ** 20);
 
+/**
+ * The pool a deployment gives nadir on this database (docs/deploy.md): HikariCP's "About Pool
+ * Sizing", connections = cores x 2 + effective spindles (none here: the catalogue is in memory),
+ * for the one server there is. Uncached coverage on PostgreSQL is measured with it and with the
+ * default, in turn: on 2 cores the default's 20 backends cost the database more CPU a search.
+ */
+const SIZED_CONNECTIONS = cpus().length * 2;
+
 /** catalogue.search in this process, one caller (bench/coverage/floor.ts): ms and CPU ms a search. */
 async function inProcessSearch(path: string, points: [number, number][], seconds: number) {
   const floor = await openFloor(path, [...RESOURCES]);
@@ -134,32 +142,45 @@ async function measureCoverageEngines(
         { engine: 'sqlite' as const, database: sqlite.path, buildSeconds: sqlite.buildSeconds },
         { engine: 'postgres' as const, database: url, buildSeconds: loaded.seconds },
       ];
-      for (const cache of ['on', 'off'] as const) {
-        for (const { engine, database, buildSeconds } of engines) {
-          // '1:no-cache': one process with NADIR_COVERAGE_CACHE_MB=0 (bench/coverage/server.ts).
-          const server = await startCoverageServer({ database, workers: cache === 'on' ? '1' : '1:no-cache' });
-          try {
-            // measureHttp reads the server's CPU just before and after its measured run: PostgreSQL's
-            // processes are read at the same moments.
-            const databaseMs: number[] = [];
-            const measured = {
-              ...server,
-              cpuSeconds: async () => {
-                if (engine === 'postgres') databaseMs.push(await treeCpuMs(postmaster));
-                return server.cpuSeconds();
-              },
-            };
-            const http = await measureHttp(measured, prepared, settings);
-            const [before, after] = databaseMs.slice(-2);
-            const databaseCpuMsPerRequest =
-              before !== undefined && after !== undefined ? (after - before) / http.requests : undefined;
-            log(
-              `${surveys} ${engine} cache ${cache}: ${http.requestsPerSecond.toFixed(0)} req/s, p99 ${http.p99Ms.toFixed(1)} ms, ${http.cpuMsPerRequest.toFixed(2)} ms CPU${databaseCpuMsPerRequest === undefined ? '' : ` + PostgreSQL ${databaseCpuMsPerRequest.toFixed(2)}`}`,
-            );
-            results.push({ engine, surveys, buildSeconds, cache, http, databaseCpuMsPerRequest });
-          } finally {
-            await server.stop();
-          }
+      type Run = (typeof engines)[number] & { cache: 'on' | 'off'; databaseConnections?: number };
+      const runs = (['on', 'off'] as const).flatMap((cache): Run[] =>
+        engines.flatMap((e) =>
+          e.engine === 'postgres' && cache === 'off'
+            ? [
+                { ...e, cache },
+                { ...e, cache, databaseConnections: SIZED_CONNECTIONS },
+              ]
+            : [{ ...e, cache }],
+        ),
+      );
+      for (const { engine, database, buildSeconds, cache, databaseConnections } of runs) {
+        // '1:no-cache': one process with NADIR_COVERAGE_CACHE_MB=0 (bench/coverage/server.ts).
+        const server = await startCoverageServer({
+          database,
+          workers: cache === 'on' ? '1' : '1:no-cache',
+          env: databaseConnections ? { NADIR_DATABASE_CONNECTIONS: String(databaseConnections) } : {},
+        });
+        try {
+          // measureHttp reads the server's CPU just before and after its measured run: PostgreSQL's
+          // processes are read at the same moments.
+          const databaseMs: number[] = [];
+          const measured = {
+            ...server,
+            cpuSeconds: async () => {
+              if (engine === 'postgres') databaseMs.push(await treeCpuMs(postmaster));
+              return server.cpuSeconds();
+            },
+          };
+          const http = await measureHttp(measured, prepared, settings);
+          const [before, after] = databaseMs.slice(-2);
+          const databaseCpuMsPerRequest =
+            before !== undefined && after !== undefined ? (after - before) / http.requests : undefined;
+          log(
+            `${surveys} ${engine}${databaseConnections ? ` (${databaseConnections} connections)` : ''} cache ${cache}: ${http.requestsPerSecond.toFixed(0)} req/s, p99 ${http.p99Ms.toFixed(1)} ms, ${http.cpuMsPerRequest.toFixed(2)} ms CPU${databaseCpuMsPerRequest === undefined ? '' : ` + PostgreSQL ${databaseCpuMsPerRequest.toFixed(2)}`}`,
+          );
+          results.push({ engine, surveys, buildSeconds, cache, http, databaseCpuMsPerRequest, databaseConnections });
+        } finally {
+          await server.stop();
         }
       }
       await postgres.psql('postgres', `DROP DATABASE "surveys_${surveys}"`);

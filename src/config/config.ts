@@ -42,8 +42,11 @@ export interface HttpTimeouts {
 /** Where the catalogue, accounts and usage live: the embedded SQLite file, or a PostgreSQL server. */
 export type DatabaseConfig =
   | { engine: 'sqlite'; path: string }
-  /** `timeoutMs`: a query not answered within it is a 503 (NADIR_DATABASE_TIMEOUT_MS, default 2000). */
-  | { engine: 'postgres'; url: string; timeoutMs?: number };
+  /**
+   * `timeoutMs`: a query not answered within it is a 503 (NADIR_DATABASE_TIMEOUT_MS, default 2000).
+   * `connections`: the most this process holds open (NADIR_DATABASE_CONNECTIONS, default 20).
+   */
+  | { engine: 'postgres'; url: string; timeoutMs?: number; connections?: number };
 
 export interface Config {
   dataDir: string;
@@ -93,6 +96,14 @@ export interface Config {
   /** OpenTelemetry traces over OTLP/HTTP, when the standard OTEL_* variables name an endpoint. */
   tracing?: TracingConfig;
 }
+
+/**
+ * PostgreSQL connections a process holds at most (NADIR_DATABASE_CONNECTIONS): enough for 16+
+ * requests in flight, as a query takes well under a millisecond. Every server holds its own, and
+ * each is a backend process on the database: a fleet sizes it so that all servers together stay
+ * near what the database's cores can run at once (docs/deploy.md).
+ */
+export const DEFAULT_DATABASE_CONNECTIONS = 20;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -147,6 +158,7 @@ function parseDatabase(env: NodeJS.ProcessEnv, dataDir: string, cwd: string): Da
     engine: 'postgres',
     url: database,
     timeoutMs: integer(env, 'NADIR_DATABASE_TIMEOUT_MS', 2_000, 100, 120_000),
+    connections: integer(env, 'NADIR_DATABASE_CONNECTIONS', DEFAULT_DATABASE_CONNECTIONS, 1, 1_000),
   };
 }
 

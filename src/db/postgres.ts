@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import postgres from 'postgres';
-import { withoutCredentials } from '../config/config.js';
+import { DEFAULT_DATABASE_CONNECTIONS, withoutCredentials } from '../config/config.js';
 import { NadirError, SOCKET_ERROR_CODES } from '../errors.js';
 import type { EngineGuard } from './engine-guard.js';
 import { type Migrations, schemaAhead } from './migrations.js';
@@ -8,9 +8,6 @@ import { type Migrations, schemaAhead } from './migrations.js';
 export type PostgresSql = postgres.Sql;
 /** A transaction's handle (sql.begin's callback argument). */
 export type PostgresTransaction = postgres.TransactionSql;
-
-/** Connections per process: enough for 16+ requests in flight (a query takes well under a ms). */
-const POOL_SIZE = 20;
 
 /** An open pool: `sql` to query, `end` to close it (every connection, for good). */
 export interface PostgresPool {
@@ -21,16 +18,21 @@ export interface PostgresPool {
 
 /**
  * Opens a pool to the server at `url` and proves it answers, so a server that cannot reach its
- * database fails at start with one clear line instead of on its first request.
+ * database fails at start with one clear line instead of on its first request. `connections`: the
+ * most it holds open; queries beyond them wait in the pool for one to be free.
  */
-export async function openPostgres(url: string, timeoutMs = 10_000): Promise<PostgresPool> {
+export async function openPostgres(
+  url: string,
+  timeoutMs = 10_000,
+  connections = DEFAULT_DATABASE_CONNECTIONS,
+): Promise<PostgresPool> {
   const sockets = new PoolSockets();
   // `socket` is an option postgres.js reads (its README's option list: "fn returning custom
   // socket to use") but does not type.
   const unTyped = { socket: sockets.open } as object;
   const sql = postgres(url, {
     ...unTyped,
-    max: POOL_SIZE,
+    max: connections,
     // NOTICEs (CREATE EXTENSION IF NOT EXISTS, ...) are not worth a line on stderr.
     onnotice: () => undefined,
     // Seconds: a server that accepts connections but never answers (stopped, overloaded) is

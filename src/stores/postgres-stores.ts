@@ -21,7 +21,7 @@ export async function openPostgresStores(
   events: StoreEvents,
 ): Promise<Stores> {
   const timeoutMs = database.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  const pool = await openPostgres(database.url, timeoutMs);
+  const pool = await openPostgres(database.url, timeoutMs, database.connections);
   const { sql } = pool;
   try {
     const schema = await migratePostgres(sql, [POSTGRES_CATALOGUE_MIGRATIONS, POSTGRES_ACCOUNTS_MIGRATIONS]);

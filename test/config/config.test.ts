@@ -145,7 +145,20 @@ describe('parseConfig overrides', () => {
         engine: 'postgres',
         url,
         timeoutMs: 2000,
+        connections: 20,
       });
+    }
+  });
+
+  it('takes NADIR_DATABASE_CONNECTIONS for PostgreSQL, an integer from 1 to 1000', () => {
+    const url = 'postgres://nadir@db.internal:5432/nadir';
+    const database = parseConfig({ NADIR_DATABASE: url, NADIR_DATABASE_CONNECTIONS: '4' }, cwd).database;
+    assert.deepEqual(database, { engine: 'postgres', url, timeoutMs: 2000, connections: 4 });
+    for (const bad of ['0', '1001', 'four', '2.5']) {
+      assert.throws(
+        () => parseConfig({ NADIR_DATABASE: url, NADIR_DATABASE_CONNECTIONS: bad }, cwd),
+        /NADIR_DATABASE_CONNECTIONS must be an integer from 1 to 1000/,
+      );
     }
   });
 
