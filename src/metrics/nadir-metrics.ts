@@ -121,7 +121,7 @@ export class NadirMetrics {
     const metrics = this;
     new Gauge({
       name: 'nadir_database_queries_in_flight',
-      help: 'PostgreSQL round trips under way: the pool has 20 connections per process, so more than that are waiting for one.',
+      help: 'PostgreSQL round trips under way: the pool has NADIR_DATABASE_CONNECTIONS (20) per process, so more than that are waiting for one.',
       registers: [this.registry],
       collect() {
         this.set(metrics.databaseInFlight);
