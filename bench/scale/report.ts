@@ -1,5 +1,4 @@
 /** The scale part's figures as a report Section: issue 16's goals, tables, a chart, conditions. */
-
 import { DEFAULT_DATABASE_CONNECTIONS } from '../../src/config/config.js';
 import { type Goal, goal, type Section, type Table } from '../report/section.js';
 import { spread } from '../report/spread.js';
@@ -125,7 +124,7 @@ function goals(raw: ScaleRaw): Goal[] {
   // the run measured one; older results measured only the default.
   const pgUncached = at('postgres', 'off', true) ?? at('postgres', 'off');
   const sqliteUncached = at('sqlite', 'off');
-  const pool = pgUncached ? `${pgUncached.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS} connections` : '';
+  const pool = pgUncached ? `, ${pgUncached.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS} connections` : '';
   const uncachedGoals = sqliteUncached
     ? [
         goal(
@@ -136,14 +135,14 @@ function goals(raw: ScaleRaw): Goal[] {
           'max',
         ),
         goal(
-          `coverage p99 on PostgreSQL at ${label(GOAL_SURVEYS)} surveys, every request a new place (page cache off), ${pool}`,
+          `coverage p99 on PostgreSQL at ${label(GOAL_SURVEYS)} surveys, every request a new place (page cache off)${pool}`,
           pgUncached ? pgUncached.http.p99Ms : null,
           GOAL_P99_MS,
           'ms',
           'max',
         ),
         goal(
-          `coverage CPU per answer, PostgreSQL's (nadir's and the database's, ${pool}) ÷ SQLite's, page cache off, same run`,
+          `coverage CPU per answer, PostgreSQL's (nadir's and the database's${pool}) ÷ SQLite's, page cache off, same run`,
           pgUncached?.databaseCpuMsPerRequest !== undefined
             ? (pgUncached.http.cpuMsPerRequest + pgUncached.databaseCpuMsPerRequest) /
                 sqliteUncached.http.cpuMsPerRequest
