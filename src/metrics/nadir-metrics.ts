@@ -11,6 +11,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { CacheStats } from '../cache/lru.js';
+import { DEFAULT_DATABASE_CONNECTIONS } from '../config/config.js';
 import { FastCounter, FastHistogram } from './series.js';
 
 /** Request latencies, s: a stored tile is a millisecond, an AOI render several seconds. */
@@ -121,7 +122,7 @@ export class NadirMetrics {
     const metrics = this;
     new Gauge({
       name: 'nadir_database_queries_in_flight',
-      help: 'PostgreSQL round trips under way: the pool has NADIR_DATABASE_CONNECTIONS (20) per process, so more than that are waiting for one.',
+      help: `PostgreSQL round trips under way: the pool has NADIR_DATABASE_CONNECTIONS (default ${DEFAULT_DATABASE_CONNECTIONS}) per process, so more than that are waiting for one.`,
       registers: [this.registry],
       collect() {
         this.set(metrics.databaseInFlight);
