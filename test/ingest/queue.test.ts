@@ -34,12 +34,17 @@ const LOCAL = '9e0e0000-0000-4000-8000-000000000002';
 interface Worker {
   child: ChildProcess;
   log: string;
+  /** Looked at as each piece of its log arrives, so that a moment lasting a few ms is not missed. */
+  onLog?: () => void;
 }
 
 function startWorker(env: NodeJS.ProcessEnv): Worker {
   const child = spawn(process.execPath, cliArgs('worker'), { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const worker: Worker = { child, log: '' };
-  child.stderr?.on('data', (chunk) => (worker.log += chunk));
+  child.stderr?.on('data', (chunk) => {
+    worker.log += chunk;
+    worker.onLog?.();
+  });
   return worker;
 }
 
@@ -139,20 +144,26 @@ describe('queued ingest on two worker processes over PostgreSQL and S3', {
     // What `nadir ingest --queue --detach` does; after it, nothing on this side runs for the survey.
     const request = await sendQueuedSurvey(ingestor(), queue, await readManifest(manifest), () => {});
     assert.equal(request.version, 1);
-    const coordinator = () => workers.find((w) => w.log.includes(`coordinating survey ${QUEUED}`));
     // Killed in a job: after it finished one, as it starts another, while it coordinates the survey.
+    // A shard job here lasts 25-100 ms, so the kill is sent from the log handler as the job's
+    // "started" line arrives, not by polling (which can miss every such moment).
+    let killed: Worker | undefined;
+    for (const w of workers) {
+      w.onLog = () => {
+        const inJob = jobs(w, 'done') >= 1 && jobs(w, 'started') > jobs(w, 'done');
+        if (killed || !inJob || !w.log.includes(`coordinating survey ${QUEUED}`)) return;
+        killed = w;
+        w.child.kill('SIGKILL');
+      };
+    }
     await until(
       'the coordinating worker to finish a job and start the next',
-      () => {
-        const w = coordinator();
-        return w !== undefined && jobs(w, 'done') >= 1 && jobs(w, 'started') > jobs(w, 'done');
-      },
+      () => killed !== undefined,
       60_000,
       () => workers.map((w) => w.log).join(' | '),
     );
-    const a = coordinator() as Worker;
+    const a = killed as Worker;
     const b = workers.find((w) => w !== a) as Worker;
-    a.child.kill('SIGKILL');
     const killedAfter = jobs(a, 'done');
     assert.equal(await services.catalogue.get(QUEUED), undefined, 'nothing visible while jobs remain');
     const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 200));
