@@ -68,6 +68,25 @@ export const POSTGRES_CATALOGUE_MIGRATIONS: Migrations = {
          WHERE s.footprint && ST_MakeEnvelope(min_x, min_y, max_x, max_y, 4326)
            AND (mask = 0 OR CASE WHEN match_all THEN (s.type_mask & mask) = mask ELSE (s.type_mask & mask) <> 0 END);
      END $$;`,
+    // Several coverage searches in one statement (postgres-listing-batches.ts), each row tagged
+    // with its search's place in the arrays: one round trip, one wake-up of the backend and one
+    // executor start for the searches of a turn of the event loop. The same GiST scan, once per
+    // search, in a nested loop; \`match_all\` is 1 or 0 (the client sends no boolean arrays).
+    `CREATE FUNCTION nadir_listing_candidates_batch(min_x float8[], min_y float8[], max_x float8[], max_y float8[],
+         mask integer[], match_all integer[])
+       RETURNS TABLE (search integer, id text, "captureDate" text, "lastPhotoTime" text, outline bytea, version integer,
+         tags text[], listing text)
+       LANGUAGE plpgsql STABLE
+       SET plan_cache_mode = force_generic_plan
+     AS $$
+     BEGIN
+       RETURN QUERY SELECT q.n::integer, s.id, s.capture_date, s.last_photo_time, s.outline, s.version, s.tags, s.listing
+         FROM unnest(min_x, min_y, max_x, max_y, mask, match_all) WITH ORDINALITY
+           AS q(min_x, min_y, max_x, max_y, mask, match_all, n)
+         JOIN surveys s ON s.footprint && ST_MakeEnvelope(q.min_x, q.min_y, q.max_x, q.max_y, 4326)
+           AND (q.mask = 0 OR CASE WHEN q.match_all = 1 THEN (s.type_mask & q.mask) = q.mask
+                                   ELSE (s.type_mask & q.mask) <> 0 END);
+     END $$;`,
   ],
 };
 

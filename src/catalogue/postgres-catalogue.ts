@@ -21,6 +21,7 @@ import {
 } from './catalogue.js';
 import { footprintNumbers, packedBoxInside, packedBoxIntersects, packFootprint } from './packed-footprint.js';
 import { postgresGroupsInsert } from './postgres-catalogue-schema.js';
+import { ListingBatches } from './postgres-listing-batches.js';
 import { CONTENT_TYPES, type Survey } from './survey.js';
 import {
   GROUP_COLUMNS,
@@ -70,6 +71,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
   readonly #sql: PostgresSql;
   readonly #changes: ChangeCount;
   readonly #now: Clock;
+  readonly #listings: ListingBatches<CandidateRow>;
 
   /**
    * The migrations must have run (composition.ts); `changes` follows `catalogue_changes`; `now`
@@ -79,6 +81,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
     this.#sql = sql;
     this.#changes = changes;
     this.#now = now;
+    this.#listings = new ListingBatches(sql);
   }
 
   async put(survey: Survey): Promise<void> {
@@ -239,12 +242,11 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
 
   #candidates(query: Omit<SurveySearch<SurveyView>, 'limit' | 'offset'>, view: SurveyView): Promise<CandidateRow[]> {
     const sql = this.#sql;
-    const { minX, minY, maxX, maxY } = query.area;
     if (view === 'listing' && query.since === undefined && query.until === undefined && !hasTagFilter(query.tags)) {
-      // A coverage search: the function with one plan (postgres-catalogue-schema.ts).
+      // A coverage search: with the others of this turn, by the functions with one plan
+      // (postgres-listing-batches.ts, postgres-catalogue-schema.ts).
       const mask = typeMask(query.types ?? []);
-      return sql<CandidateRow[]>`
-        SELECT * FROM nadir_listing_candidates(${minX}, ${minY}, ${maxX}, ${maxY}, ${mask}, ${query.typeMatch !== 'any'})`;
+      return this.#listings.candidates({ area: query.area, mask, matchAll: query.typeMatch !== 'any' });
     }
     const columns = view === 'listing' ? sql`version, tags, listing` : sql`body`;
     return sql<CandidateRow[]>`

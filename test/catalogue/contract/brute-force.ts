@@ -209,6 +209,28 @@ export function bruteForceCases(subject: CatalogueSubject): void {
       assert.ok(touched > 150, `${touched} queries found something`);
     });
 
+    it('coverage listings asked all at once are each exactly the brute-force list (PostgreSQL sends them batched)', async () => {
+      // What coverage asks: a listing with no date and no tag filter, from many requests at once.
+      const queries = Array.from({ length: 300 }, () => {
+        const { since: _since, until: _until, tags: _tags, ...q } = randomQuery();
+        return q;
+      });
+      const pages = await Promise.all(queries.map((q) => catalogue.search({ ...q, view: 'listing' })));
+      let touched = 0;
+      for (const [i, q] of queries.entries()) {
+        const expected = bruteSearch(all, q);
+        const page = pages[i] as (typeof pages)[number];
+        assert.deepEqual(
+          page.surveys.map((s) => s.id),
+          expected,
+          `query ${i}: ${JSON.stringify(q)}`,
+        );
+        assert.equal(page.total, expected.length);
+        if (expected.length) touched++;
+      }
+      assert.ok(touched > 75, `${touched} queries found something`);
+    });
+
     walkAndGroupCases({
       context: () => ({ catalogue, all }),
       bruteSearch,
