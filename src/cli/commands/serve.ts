@@ -56,27 +56,31 @@ SIGTERM/SIGINT: stop accepting connections, finish requests in flight, then exit
     } else {
       services = await ctx.services();
     }
-    let metricsEndpoint: MetricsEndpoint | undefined;
     try {
       const app = await buildServer(services);
       const address = await app.listen({ port, host: values.host ?? ctx.config.host });
-      if (!isClusterWorker()) ctx.stderr.write(`nadir listening on ${address}\n`);
-      const { metrics } = services;
-      if (metrics && isClusterWorker()) shareWithPrimary(metrics.registry);
-      else if (metrics && ctx.config.metrics) {
-        const { host, port } = ctx.config.metrics;
-        metricsEndpoint = await startMetricsEndpoint(registryScrape(metrics.registry), host, port);
-        ctx.stderr.write(`nadir metrics on http://${host}:${metricsEndpoint.port}/metrics\n`);
-      }
-      await new Promise<void>((resolve) => {
+      let metricsEndpoint: Promise<MetricsEndpoint | undefined> = Promise.resolve(undefined);
+      // Before the line below: whoever reads it may signal at once, and a signal that comes before
+      // its handler kills the process (no request finished, exit by signal).
+      const stopped = new Promise<void>((resolve) => {
         const stop = async () => {
           await app.close();
-          await metricsEndpoint?.close();
+          await (await metricsEndpoint.catch(() => undefined))?.close();
           resolve();
         };
         process.once('SIGTERM', stop);
         process.once('SIGINT', stop);
       });
+      if (!isClusterWorker()) ctx.stderr.write(`nadir listening on ${address}\n`);
+      const { metrics } = services;
+      if (metrics && isClusterWorker()) shareWithPrimary(metrics.registry);
+      else if (metrics && ctx.config.metrics) {
+        const { host, port } = ctx.config.metrics;
+        metricsEndpoint = startMetricsEndpoint(registryScrape(metrics.registry), host, port);
+        // A port that cannot be had fails the start, as before.
+        ctx.stderr.write(`nadir metrics on http://${host}:${(await metricsEndpoint)?.port}/metrics\n`);
+      }
+      await stopped;
     } finally {
       if (isClusterWorker()) {
         await services.close();

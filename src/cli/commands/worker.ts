@@ -56,11 +56,13 @@ to another worker after NADIR_INGEST_JOB_TIMEOUT_S.`,
         throw error;
       }
     });
-    say(`nadir worker ${process.pid}: taking ingest jobs, ${jobs} at a time`);
-    await new Promise<void>((resolve) => {
+    // Before the line: whoever reads it may signal at once, and a signal before its handler kills.
+    const stopped = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    say(`nadir worker ${process.pid}: taking ingest jobs, ${jobs} at a time`);
+    await stopped;
     say('stopping: finishing the jobs in hand');
     await stopSurveys();
     await stop();
