@@ -196,6 +196,31 @@ describe('RedisRateLimiter across servers and outages', { skip: SKIP_REDIS }, ()
     }
   });
 
+  it('within two margins of the limit a take decided here reaches Redis in its own turn, not 20 ms later', async () => {
+    const server = redis as RedisServer;
+    const limiter = await RedisRateLimiter.connect(server.url, quiet, TIMEOUT_MS);
+    const probe = new Redis(server.url);
+    const k = `band-${++keySpace}`;
+    const counter = `nadir:tiles:${k}:60:${START}`;
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      // To 65 of 100: the margin is 20, so takes up to 80 are decided here, and past 60 nothing waits.
+      while ((await limiter.take(k, 100, 60, at(START))).remaining > 35);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await probe.get(counter), '65');
+      const take = limiter.take(k, 100, 60, at(START));
+      const turn = new Promise((resolve) => setImmediate(() => resolve('a turn later')));
+      assert.equal(await Promise.race([take.then(() => 'at once'), turn]), 'at once', 'decided here');
+      await nextTurn();
+      // Sent on the limiter's connection before this ping, so counted once it is answered.
+      await limiter.ping();
+      assert.equal(await probe.get(counter), '66', 'counted in Redis within its turn');
+    } finally {
+      probe.disconnect();
+      await limiter.close();
+    }
+  });
+
   it('near the limit every take waits for its place: two servers taking in turn admit exactly the limit', async () => {
     const server = redis as RedisServer;
     const [one, two] = [
