@@ -1,14 +1,15 @@
 /**
- * Open COGs, shared. Opening one costs a read of its header and IFDs plus its tile offset tables
- * (a few range requests on object storage); every later tile is then one read. Concurrent
- * requests for the same file share one open (the promise is cached, not the result), and a
- * bounded LRU closes what has not been used for a while, once no read is still running on it.
+ * Open COGs, shared. Opening one costs a read of its header and IFDs plus one read of its tile
+ * offset tables where they lie together (cog-offset-tables.ts); every later tile is then one read.
+ * Concurrent requests for the same file share one open (the promise is cached, not the result),
+ * and a bounded LRU closes what has not been used for a while, once no read is still running on it.
  * The bytes come through the storage's Source (storage.ts), the same above a folder or a bucket;
  * a read the storage fails becomes STORAGE_UNAVAILABLE (503), never a hung request.
  */
 import { type Source, Tiff, type TiffImage, TiffTag } from '@cogeotiff/core';
 import { LruCache } from '../cache/lru.js';
 import { type IntoSource, readsInto, type SurveyStorage, storageUnavailable } from '../storage/storage.js';
+import { loadOffsetTables } from './cog-offset-tables.js';
 
 /** TIFF SubFileType bit 2: this IFD is a transparency mask (GDAL's internal mask). */
 const SUBFILE_MASK = 4;
@@ -127,16 +128,9 @@ async function openCog(storage: SurveyStorage, uri: string): Promise<OpenCog> {
   const source = failingAsUnavailable(uri, storage.source(uri));
   try {
     const tiff = await Tiff.create(source);
-    const levels = levelsOf(tiff);
-    // Whole offset tables up front: afterwards a tile is exactly one read, never three.
-    await Promise.all(
-      levels.flatMap(({ image, mask }) =>
-        [image, mask]
-          .filter((ifd): ifd is TiffImage => ifd !== undefined)
-          .flatMap((ifd) => [ifd.fetch(TiffTag.TileOffsets), ifd.fetch(TiffTag.TileByteCounts)]),
-      ),
-    );
-    return new OpenCog(uri, source, levels);
+    // Whole offset tables up front, together: afterwards a tile is exactly one read, never three.
+    await loadOffsetTables(tiff, source);
+    return new OpenCog(uri, source, levelsOf(tiff));
   } catch (error) {
     await source.close?.().catch(() => {});
     throw error;

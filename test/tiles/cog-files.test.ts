@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { type Source, Tiff, TiffTag } from '@cogeotiff/core';
 import { LocalStorage } from '../../src/storage/local-storage.js';
+import type { SurveyStorage } from '../../src/storage/storage.js';
 import { CogFiles } from '../../src/tiles/cog-files.js';
 import { WorkGate } from '../../src/tiles/work-gate.js';
-import { REALDATA, SKIP_REALDATA } from '../support/fixtures.js';
+import { REALDATA, run, SKIP_REALDATA, tempDir } from '../support/fixtures.js';
 
 const COG = pathToFileURL(join(REALDATA, 'rio-tiler', 'cog_rgb.tif')).href;
 const OTHER = pathToFileURL(join(REALDATA, 'rio-tiler', 'pix4d_alpha_nodata.tif')).href;
@@ -38,6 +40,63 @@ describe('CogFiles', { skip: SKIP_REALDATA }, () => {
     // And the evicted file opens again when asked for.
     assert.ok(await files.with(COG, async (cog) => cog.levels[0]?.image.getTile(0, 0)));
     files.close();
+  });
+
+  it('opens a COG whose offset tables lie past its header in two reads, with the tables read one by one', async () => {
+    const dir = await tempDir('cog-tables-');
+    try {
+      // 8000 px in 128 px tiles: the tables (3,969 tiles at full resolution) end past the 16 KiB header read.
+      const plain = join(dir.path, 'plain.tif');
+      const cog = join(dir.path, 'cog.tif');
+      await run(
+        'gdal_create',
+        ['-q', '-of', 'GTiff', '-outsize', '8000', '8000', '-bands', '3', '-ot', 'Byte'].concat([
+          '-burn',
+          '90',
+          '-a_srs',
+          'EPSG:3857',
+          '-a_ullr',
+          '0',
+          '8000',
+          '8000',
+          '0',
+          plain,
+        ]),
+      );
+      await run('gdal_translate', ['-q', '-of', 'COG', '-co', 'BLOCKSIZE=128', '-co', 'COMPRESS=DEFLATE', plain, cog]);
+      const local = new LocalStorage(dir.path);
+      let reads = 0;
+      const counted = (source: Source): Source => ({
+        url: source.url,
+        fetch: (offset, length) => {
+          reads++;
+          return source.fetch(offset, length);
+        },
+      });
+      const storage = { source: (uri: string) => counted(local.source(uri)) } as unknown as SurveyStorage;
+      const files = new CogFiles(storage, 4);
+      const uri = pathToFileURL(cog).href;
+      const levels = await files.with(uri, async (opened) => opened.levels);
+      assert.equal(reads, 2, 'the header, then every offset table at once');
+      assert.ok(levels.length >= 5, `${levels.length} levels`);
+      // The same tables as @cogeotiff/core reads them one by one (a read each).
+      reads = 0;
+      const alone = await Tiff.create(counted(local.source(uri)));
+      for (const image of alone.images) {
+        await Promise.all([image.fetch(TiffTag.TileOffsets), image.fetch(TiffTag.TileByteCounts)]);
+      }
+      assert.ok(reads > 5, `${reads} reads table by table`);
+      assert.equal(levels.length, alone.images.length, 'no mask IFDs: a level per IFD, in order');
+      for (const [i, image] of alone.images.entries()) {
+        const merged = (levels[i] as (typeof levels)[number]).image;
+        for (const tag of [TiffTag.TileOffsets, TiffTag.TileByteCounts]) {
+          assert.deepEqual([...(merged.value(tag) as number[])], [...(image.value(tag) as number[])], `IFD ${i}`);
+        }
+      }
+      files.close();
+    } finally {
+      await dir.remove();
+    }
   });
 
   it('a file that cannot be opened is STORAGE_UNAVAILABLE, and is not cached as one', async () => {
