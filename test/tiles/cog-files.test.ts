@@ -42,28 +42,17 @@ describe('CogFiles', { skip: SKIP_REALDATA }, () => {
     files.close();
   });
 
-  it('opens a COG whose offset tables lie past its header in two reads, with the tables read one by one', async () => {
+  it('opens a COG whose offset tables lie past its first read in two reads, with the tables read one by one', async () => {
     const dir = await tempDir('cog-tables-');
     try {
-      // 8000 px in 128 px tiles: the tables (3,969 tiles at full resolution) end past the 16 KiB header read.
-      const plain = join(dir.path, 'plain.tif');
+      // 8500 px in 128 px tiles, BigTIFF (8-byte offsets): the full resolution's two tables (4,489
+      // tiles) alone are 72 KiB, past the 64 KiB first read. Made from a 100 px raster: quick.
+      const small = join(dir.path, 'small.tif');
       const cog = join(dir.path, 'cog.tif');
-      await run(
-        'gdal_create',
-        ['-q', '-of', 'GTiff', '-outsize', '8000', '8000', '-bands', '3', '-ot', 'Byte'].concat([
-          '-burn',
-          '90',
-          '-a_srs',
-          'EPSG:3857',
-          '-a_ullr',
-          '0',
-          '8000',
-          '8000',
-          '0',
-          plain,
-        ]),
-      );
-      await run('gdal_translate', ['-q', '-of', 'COG', '-co', 'BLOCKSIZE=128', '-co', 'COMPRESS=DEFLATE', plain, cog]);
+      const create = '-q -of GTiff -outsize 100 100 -bands 1 -ot Byte -burn 90 -a_srs EPSG:3857 -a_ullr 0 8500 8500 0';
+      await run('gdal_create', [...create.split(' '), small]);
+      const translate = '-q -of COG -outsize 8500 8500 -co BLOCKSIZE=128 -co COMPRESS=DEFLATE -co BIGTIFF=YES';
+      await run('gdal_translate', [...translate.split(' '), small, cog]);
       const local = new LocalStorage(dir.path);
       let reads = 0;
       const counted = (source: Source): Source => ({
