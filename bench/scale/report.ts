@@ -61,7 +61,7 @@ function coverageTable(raw: ScaleRaw): Table {
       label(c.surveys),
       c.engine === 'sqlite'
         ? 'SQLite'
-        : `PostgreSQL, ${c.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS} connections${c.databaseConnections ? '' : ' (default)'}`,
+        : `PostgreSQL, ${connectionsOf(c)} connections${c.databaseConnections ? '' : ' (default)'}`,
       c.cache === 'off' ? 'off: every request searches' : 'on',
       c.http.requestsPerSecond,
       c.http.p50Ms,
@@ -110,6 +110,11 @@ function tileTable(raw: ScaleRaw): Table {
   };
 }
 
+/** The nadir process's PostgreSQL pool in a coverage run (results without the field: the default). */
+function connectionsOf(run: CoverageOnEngine): number {
+  return run.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS;
+}
+
 function goals(raw: ScaleRaw): Goal[] {
   const at = (engine: CoverageOnEngine['engine'], cache: 'on' | 'off', sized = false) =>
     raw.coverage.find(
@@ -124,7 +129,7 @@ function goals(raw: ScaleRaw): Goal[] {
   // the run measured one; older results measured only the default.
   const pgUncached = at('postgres', 'off', true) ?? at('postgres', 'off');
   const sqliteUncached = at('sqlite', 'off');
-  const pool = pgUncached ? `, ${pgUncached.databaseConnections ?? DEFAULT_DATABASE_CONNECTIONS} connections` : '';
+  const pool = pgUncached ? `, ${connectionsOf(pgUncached)} connections` : '';
   const uncachedGoals = sqliteUncached
     ? [
         goal(

@@ -73,9 +73,13 @@ export function localMargin(limit: number): number {
   return Math.max(20, Math.ceil(limit / 10));
 }
 
-/** Unsent takes decided here that make a key's count go out at the end of the turn. */
-function settleNow(limit: number): number {
-  return Math.max(1, Math.floor(localMargin(limit) / 4));
+/**
+ * Whether a key's takes decided here go to Redis at the end of this turn rather than within
+ * SETTLE_MS: once a quarter of its margin is unsent, or once its count is within two margins of
+ * the limit (where a count held back lets the other servers place takes past it).
+ */
+function sendsThisTurn(unsent: number, count: number, limit: number, margin: number): boolean {
+  return unsent >= Math.max(1, Math.floor(margin / 4)) || count > limit - 2 * margin;
 }
 
 /** Keys whose window is tracked before old windows are swept. */
@@ -142,11 +146,12 @@ export class RedisRateLimiter implements RateLimiter {
       const counter = `nadir:tiles:${key}:${intervalSeconds}:${start}`;
       const expireAt = (resetAt + 60) * 1000;
       const known = this.#down ? undefined : this.#known.get(counter);
-      if (known && known.count + 1 <= limit - localMargin(limit)) {
+      const margin = localMargin(limit);
+      if (known && known.count + 1 <= limit - margin) {
         known.count++;
         const batch = this.#batchFor(counter, expireAt);
         batch.settled++;
-        if (batch.settled >= settleNow(limit) || known.count > limit - 2 * localMargin(limit)) this.#sendAtEndOfTurn();
+        if (sendsThisTurn(batch.settled, known.count, limit, margin)) this.#sendAtEndOfTurn();
         else this.#sendWithin(SETTLE_MS);
         count = known.count;
       } else {
