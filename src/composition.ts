@@ -271,7 +271,11 @@ export async function createServices(config: Config, clock: Clock, choices: Serv
   const raster = tracing ? new TracedRasterEngine(rasterOptions).traceWith(tracing) : new RasterEngine(rasterOptions);
   metrics?.readAtScrape({
     rasterAdmission: () => raster.admission.stats,
-    tileCaches: () => ({ answers: tiles.answerCacheStats, ...tileEngine.cacheStats }),
+    tileCaches: () => ({
+      answers: tiles.answerCacheStats,
+      ...tileEngine.cacheStats,
+      ...(writer.storage.blocks ? { blocks: writer.storage.blocks.stats } : {}),
+    }),
     engines: { database: () => catalogue.ping(), redis: config.redisUrl ? () => rateLimiter.ping() : undefined },
   });
   return {

@@ -48,6 +48,8 @@ export interface StorageRaw {
   /** The object store: s3rver (npm @20minutes/s3rver) on loopback, behind the counting proxy. */
   store: string;
   surveys: number;
+  /** nadir's cache of blocks of the files it reads from the bucket (absent in runs before it). */
+  blocks?: { blockBytes: number; cacheMb: number };
   measurements: Measurement[];
   seconds: number;
 }

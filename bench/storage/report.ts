@@ -111,6 +111,11 @@ export function storageSection(raw: StorageRaw): Section {
       `${raw.machine.cpus} cores (${raw.machine.model}); load ${raw.machine.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${raw.machine.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`,
       `Object storage: ${raw.store}. NADIR_STORAGE=s3://bench/tiles, NADIR_S3_ENDPOINT at the proxy; ${raw.surveys} survey files uploaded under the keys the catalogue holds. Local: the data folder.`,
       'On loopback a bucket answers in well under a millisecond; a real one adds tens of milliseconds per request, so the requests per tile matter more than the rates here.',
+      ...(raw.blocks
+        ? [
+            `nadir keeps the ${raw.blocks.blockBytes / 1024} KiB blocks it fetches from the bucket (NADIR_STORAGE_CACHE_MB=${raw.blocks.cacheMb}): a block fetched for one tile serves the tiles beside it in the file. The composite pass follows the pass-through pass on the same server, over the same area, so blocks of the older survey fetched for pass-through tiles serve composites too, as they would for a viewer panning the map.`,
+          ]
+        : []),
       ...cpuBound(raw),
       `Measured in ${(raw.seconds / 60).toFixed(1)} min.`,
     ],

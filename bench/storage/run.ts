@@ -10,6 +10,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { DEMO_LOCATION } from '@nadir/demo-town';
 import { parseConfig } from '../../src/config/config.js';
+import { BLOCK_BYTES } from '../../src/storage/block-cache.js';
 import { openStorage } from '../../src/storage/open-storage.js';
 import { startS3 } from '../../test/support/servers.js';
 import { cpuBetween, processCpuMs, sampleCpu } from '../load/cpu.js';
@@ -24,6 +25,8 @@ import type { Measurement, StorageKind, StorageRaw, StorageSettings } from './ra
 
 const BUCKET = 'bench';
 const PREFIX = 'tiles';
+/** NADIR_STORAGE_CACHE_MB of the S3 server: the default, said here so the report can name it. */
+const BLOCK_CACHE_MB = 64;
 /** The raster AOI's radius, m: the largest the API takes, as in the raster part. */
 const RADIUS = 100;
 
@@ -220,7 +223,12 @@ export async function measureStorage(
     const backends: Backend[] = [
       { kind: 'local', env: {} },
       // The servers reach the bucket through the proxy; the upload above went straight to s3rver.
-      { kind: 's3', env: { ...s3Env, NADIR_S3_ENDPOINT: proxy.url }, proxy, storePid: () => s3.pid() },
+      {
+        kind: 's3',
+        env: { ...s3Env, NADIR_S3_ENDPOINT: proxy.url, NADIR_STORAGE_CACHE_MB: `${BLOCK_CACHE_MB}` },
+        proxy,
+        storePid: () => s3.pid(),
+      },
     ];
     const measurements: Measurement[] = [];
     const servers: Started[] = [];
@@ -241,6 +249,7 @@ export async function measureStorage(
       versions: { node: process.version },
       store: 's3rver (npm @20minutes/s3rver) on loopback, behind a counting proxy in the benchmark process',
       surveys: files,
+      blocks: { blockBytes: BLOCK_BYTES, cacheMb: BLOCK_CACHE_MB },
       measurements,
       seconds: (Date.now() - started) / 1000,
     };

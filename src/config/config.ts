@@ -23,8 +23,10 @@ export type StorageConfig =
       credentials?: S3Credentials;
       /** A read slower than this is a storage failure (503), ms (NADIR_STORAGE_TIMEOUT_MS). */
       timeoutMs: number;
+      /** Memory for blocks of survey files read from the store, MiB (NADIR_STORAGE_CACHE_MB; 0: none). */
+      cacheMb: number;
     }
-  | { kind: 'http'; base: string; timeoutMs: number };
+  | { kind: 'http'; base: string; timeoutMs: number; cacheMb: number };
 
 /**
  * How long node:http gives a client to send a request, and keeps an idle connection (docs/http.md).
@@ -176,6 +178,7 @@ function parseStorage(env: NodeJS.ProcessEnv, dataDir: string, cwd: string): Sto
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(raw)?.[1]?.toLowerCase();
   if (scheme === undefined) return { kind: 'local', root: resolve(cwd, raw) };
   const timeoutMs = integer(env, 'NADIR_STORAGE_TIMEOUT_MS', 10_000, 100, 600_000);
+  const cacheMb = integer(env, 'NADIR_STORAGE_CACHE_MB', 64, 0, 1024 * 1024);
   if (scheme === 's3') {
     const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
     if (!match) bad('NADIR_STORAGE', 'must be s3://bucket/prefix with a valid bucket name', raw);
@@ -192,13 +195,14 @@ function parseStorage(env: NodeJS.ProcessEnv, dataDir: string, cwd: string): Sto
       prefix,
       region,
       timeoutMs,
+      cacheMb,
       ...(endpoint ? { endpoint } : {}),
       ...(credentials ? { credentials } : {}),
     };
   }
   if (scheme === 'http' || scheme === 'https') {
     try {
-      return { kind: 'http', base: new URL(raw).href.replace(/\/+$/, ''), timeoutMs };
+      return { kind: 'http', base: new URL(raw).href.replace(/\/+$/, ''), timeoutMs, cacheMb };
     } catch {
       bad('NADIR_STORAGE', 'is not a valid URL', withoutCredentials(raw));
     }

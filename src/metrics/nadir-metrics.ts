@@ -219,7 +219,7 @@ export class NadirMetrics {
     if (tileCaches) {
       new Counter({
         name: 'nadir_tile_cache_lookups_total',
-        help: 'Lookups in the tile caches (answers: remembered pass-through answers; jpeg: stored tiles; pixels: decoded tiles), by result hit or miss.',
+        help: 'Lookups in the tile caches (answers: remembered pass-through answers; jpeg: stored tiles; pixels: decoded tiles; blocks: blocks of survey files from remote storage), by result hit or miss.',
         labelNames: ['cache', 'result'],
         registers: [this.registry],
         collect() {

@@ -85,9 +85,9 @@ export interface ChangeRenderResult {
 export interface RasterEngineOptions {
   /**
    * Where survey files are: GDAL opens the path it names (a local file, /vsis3/, /vsicurl/); `ping`
-   * tells a storage outage from a bug; with `storageTimeoutMs`, `source` reads the probes.
+   * tells a storage outage from a bug; with `storageTimeoutMs`, `probe` reads the probes.
    */
-  storage: Pick<SurveyStorage, 'gdalPath' | 'ping'> & Partial<Pick<SurveyStorage, 'source'>>;
+  storage: Pick<SurveyStorage, 'gdalPath' | 'ping'> & Partial<Pick<SurveyStorage, 'probe'>>;
   /**
    * NADIR_STORAGE_TIMEOUT_MS for remote storage: a render whose store stops answering is
    * STORAGE_UNAVAILABLE within about this (storage-watch.ts). Unset: no watch (a local folder).
@@ -164,10 +164,11 @@ export class RasterEngine {
     this.encoding = { ...DEFAULT_ENCODING, ...options.encoding };
     this.admission = new AdmissionController({ ...DEFAULT_ADMISSION, ...options.admission });
     this.trimmer = new TrimWhenIdle(this.admission, { malloc: options.malloc, timers: options.timers });
-    const { source } = options.storage;
-    if (options.storageTimeoutMs !== undefined && source) {
+    const { probe } = options.storage;
+    if (options.storageTimeoutMs !== undefined && probe) {
       this.storageWatch = new StorageWatch({
-        probe: (location) => source.call(options.storage, location).fetch(0, 1),
+        // From the store itself: a byte held in a cache would say a store that has gone answers.
+        probe: (location) => probe.call(options.storage, location),
         timeoutMs: options.storageTimeoutMs,
         timers: options.timers,
       });

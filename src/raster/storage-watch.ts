@@ -6,8 +6,8 @@
  * default retry delay. GDAL's work cannot be cancelled from JavaScript (gdal-async's progress
  * callback cannot stop it), so the deadline is kept beside it:
  *
- * - While a render runs, the watch reads one byte of each file it reads, through the storage's
- *   own reader (the same store, the same object), every `intervalMs`: one probe per file at a
+ * - While a render runs, the watch reads one byte of each file it reads from the store itself
+ *   (`SurveyStorage.probe`: the same object, past any cache), every `intervalMs`: one probe per file at a
  *   time, shared by every render of that file. A probe the store does not answer within
  *   `timeoutMs` (NADIR_STORAGE_TIMEOUT_MS) means the store hangs: every render in flight is
  *   answered STORAGE_UNAVAILABLE (503, Retry-After) there and then, so a request waits about the
@@ -41,7 +41,7 @@ export const SYSTEM_TIMERS: Timers = {
 };
 
 export interface StorageWatchOptions {
-  /** Reads a byte of a stored file (`SurveyStorage.source(location).fetch(0, 1)`). */
+  /** Reads a byte of a stored file from the store (`SurveyStorage.probe`). */
   probe(location: string): Promise<unknown>;
   /** NADIR_STORAGE_TIMEOUT_MS: a probe the store does not answer within this means it hangs. */
   timeoutMs: number;

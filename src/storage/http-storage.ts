@@ -6,6 +6,7 @@
  */
 import type { Source } from '@cogeotiff/core';
 import { NadirError } from '../errors.js';
+import { BlockCache } from './block-cache.js';
 import { RangeReader, type RangeStatistics } from './range-reader.js';
 import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
 
@@ -16,11 +17,16 @@ export class HttpStorage implements SurveyStorage {
   readonly #base: string;
   readonly #timeoutMs: number;
   readonly #readers = new Map<string, RangeReader>();
+  readonly blocks: BlockCache | undefined;
 
-  /** `base`: where key `surveys/...` is `<base>/surveys/...`; a read slower than `timeoutMs` fails. */
-  constructor(base: string, timeoutMs: number) {
+  /**
+   * `base`: where key `surveys/...` is `<base>/surveys/...`; a read slower than `timeoutMs` fails.
+   * `cacheMb`: memory for blocks of the files read (0: none).
+   */
+  constructor(base: string, timeoutMs: number, cacheMb = 0) {
     this.#base = base.replace(/\/+$/, '');
     this.#timeoutMs = timeoutMs;
+    this.blocks = cacheMb ? new BlockCache(cacheMb * 1024 * 1024) : undefined;
     this.description = this.#base;
   }
 
@@ -37,11 +43,20 @@ export class HttpStorage implements SurveyStorage {
     const url = this.urlOf(location);
     let reader = this.#readers.get(url);
     if (!reader) {
-      reader = new RangeReader(new URL(url), (offset, length) => this.#get(url, offset, length), this.statistics);
+      reader = new RangeReader(
+        new URL(url),
+        (offset, length) => this.#get(url, offset, length),
+        this.statistics,
+        this.blocks,
+      );
       if (this.#readers.size > 4096) this.#readers.clear();
       this.#readers.set(url, reader);
     }
     return reader;
+  }
+
+  async probe(location: string): Promise<void> {
+    await this.#get(this.urlOf(location), 0, 1);
   }
 
   async #get(url: string, offset: number, length: number | undefined): Promise<Buffer> {

@@ -101,6 +101,10 @@ export class LocalStorage implements SurveyStorage {
     return new FileSource(this.pathOf(location));
   }
 
+  async probe(location: string): Promise<void> {
+    await this.source(location).fetch(0, 1);
+  }
+
   gdalPath(location: string): string {
     return this.pathOf(location);
   }

@@ -20,7 +20,7 @@ export async function openStorage(config: StorageConfig, options: StorageOptions
       ? new LocalStorage(config.root)
       : config.kind === 's3'
         ? new S3Storage(config, options.signingTime)
-        : new HttpStorage(config.base, config.timeoutMs);
+        : new HttpStorage(config.base, config.timeoutMs, config.cacheMb);
   try {
     await storage.ping();
   } catch (error) {

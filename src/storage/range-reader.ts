@@ -2,9 +2,11 @@
  * Byte ranges of one remote file, read as few requests as the tile reader's pattern allows: the
  * same range asked for twice at once is one request, and ranges asked for in the same turn of
  * the event loop that lie close together (a COG tile and its mask tile are neighbours in GDAL's
- * layout) go out as one request and are cut apart again.
+ * layout) go out as one request and are cut apart again. With a block cache, reads are widened
+ * to whole aligned blocks, which later reads of the same blocks take from memory.
  */
 import type { Source } from '@cogeotiff/core';
+import type { BlockCache } from './block-cache.js';
 
 /** Fetches `length` bytes at `offset` (to the end when `length` is undefined). */
 export type RangeFetch = (offset: number, length: number | undefined) => Promise<Buffer>;
@@ -32,14 +34,22 @@ export class RangeReader implements Source {
   readonly url: URL;
   readonly #fetch: RangeFetch;
   readonly #statistics: RangeStatistics;
+  readonly #blocks: BlockCache | undefined;
+  readonly #file: string;
   readonly #inFlight = new Map<string, Promise<Buffer>>();
+  readonly #blocksInFlight = new Map<number, Promise<Buffer>>();
   #batch: Wanted[] = [];
 
-  /** `statistics`: counts shared by the readers of one storage (benchmarks report them). */
-  constructor(url: URL, fetch: RangeFetch, statistics: RangeStatistics) {
+  /**
+   * `statistics`: counts shared by the readers of one storage (benchmarks report them).
+   * `blocks`: the storage's block cache, if it keeps one.
+   */
+  constructor(url: URL, fetch: RangeFetch, statistics: RangeStatistics, blocks?: BlockCache) {
     this.url = url;
     this.#fetch = fetch;
     this.#statistics = statistics;
+    this.#blocks = blocks;
+    this.#file = url.href;
   }
 
   async fetch(offset: number, length?: number): Promise<ArrayBuffer> {
@@ -49,16 +59,57 @@ export class RangeReader implements Source {
 
   read(offset: number, length?: number): Promise<Buffer> {
     if (length === undefined) return this.#send(offset, undefined);
+    if (this.#blocks && length > 0) return this.#readBlocks(this.#blocks, offset, length);
     const id = `${offset}+${length}`;
     let reading = this.#inFlight.get(id);
     if (!reading) {
-      reading = new Promise<Buffer>((resolve, reject) => {
-        if (this.#batch.length === 0) setImmediate(() => this.#flush());
-        this.#batch.push({ offset, end: offset + length, resolve, reject });
-      }).finally(() => this.#inFlight.delete(id));
+      reading = this.#want(offset, offset + length).finally(() => this.#inFlight.delete(id));
       this.#inFlight.set(id, reading);
     }
     return reading;
+  }
+
+  /** The bytes from the blocks they lie in: those held at once, the others fetched in this turn's batch. */
+  #readBlocks(blocks: BlockCache, offset: number, length: number): Promise<Buffer> {
+    const size = blocks.blockBytes;
+    const first = Math.floor(offset / size);
+    const last = Math.floor((offset + length - 1) / size);
+    const parts: (Buffer | Promise<Buffer>)[] = [];
+    let missing = false;
+    for (let index = first; index <= last; index++) {
+      const held = blocks.get(this.#file, index);
+      if (held) parts.push(held);
+      else {
+        parts.push(this.#block(blocks, index));
+        missing = true;
+      }
+    }
+    const start = offset - first * size;
+    if (!missing) return Promise.resolve(cut(parts as Buffer[], start, length));
+    return Promise.all(parts).then((held) => cut(held, start, length));
+  }
+
+  #block(blocks: BlockCache, index: number): Promise<Buffer> {
+    let reading = this.#blocksInFlight.get(index);
+    if (!reading) {
+      const size = blocks.blockBytes;
+      reading = this.#want(index * size, (index + 1) * size)
+        .then((block) => {
+          blocks.set(this.#file, index, block);
+          return block;
+        })
+        .finally(() => this.#blocksInFlight.delete(index));
+      this.#blocksInFlight.set(index, reading);
+    }
+    return reading;
+  }
+
+  /** Bytes `offset` to `end`, sent with the others asked for in this turn. */
+  #want(offset: number, end: number): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      if (this.#batch.length === 0) setImmediate(() => this.#flush());
+      this.#batch.push({ offset, end, resolve, reject });
+    });
   }
 
   #flush(): void {
@@ -100,4 +151,25 @@ export class RangeReader implements Source {
     this.#statistics.bytes += bytes.byteLength;
     return bytes;
   }
+}
+
+/**
+ * `length` bytes from `start` in the blocks joined end to end. The last block of a file may be
+ * short (a read past its end gets the bytes there are, as from the store).
+ */
+function cut(blocks: Buffer[], start: number, length: number): Buffer {
+  if (blocks.length === 1) return (blocks[0] as Buffer).subarray(start, start + length);
+  const out = Buffer.allocUnsafe(length);
+  let written = 0;
+  let skip = start;
+  for (const block of blocks) {
+    if (written === length) break;
+    if (skip >= block.byteLength) {
+      skip -= block.byteLength;
+      continue;
+    }
+    written += block.copy(out, written, skip, Math.min(block.byteLength, skip + length - written));
+    skip = 0;
+  }
+  return written === length ? out : out.subarray(0, written);
 }

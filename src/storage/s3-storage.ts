@@ -24,6 +24,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Source } from '@cogeotiff/core';
 import type { S3Credentials } from '../config/config.js';
+import { BlockCache } from './block-cache.js';
 import { RangeReader, type RangeStatistics } from './range-reader.js';
 import { S3RangeGet } from './s3-range-get.js';
 import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
@@ -43,6 +44,8 @@ export interface S3Location {
   credentials?: S3Credentials;
   /** A read that takes longer is a storage failure (503), never a hung request. */
   timeoutMs: number;
+  /** Memory for blocks of the files read (NADIR_STORAGE_CACHE_MB); 0 or absent: none. */
+  cacheMb?: number;
 }
 
 /** `s3://bucket/prefix` into its parts. */
@@ -67,6 +70,7 @@ export class S3Storage implements SurveyStorage {
   /** Range reads without the SDK, on a store named by NADIR_S3_ENDPOINT. */
   readonly #rangeGet: S3RangeGet | undefined;
   readonly #readers = new Map<string, RangeReader>();
+  readonly blocks: BlockCache | undefined;
 
   /**
    * `signingTime`: the time range reads are signed with, which the store checks against its own
@@ -75,6 +79,7 @@ export class S3Storage implements SurveyStorage {
   constructor(location: S3Location, signingTime?: () => Date) {
     this.location = location;
     this.description = `s3://${location.bucket}/${location.prefix}`;
+    this.blocks = location.cacheMb ? new BlockCache(location.cacheMb * 1024 * 1024) : undefined;
     const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
     const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64 });
     const client = new S3Client({
@@ -132,12 +137,17 @@ export class S3Storage implements SurveyStorage {
         new URL(`s3://${this.location.bucket}/${key}`),
         (offset, length) => this.#get(key, offset, length),
         this.statistics,
+        this.blocks,
       );
       // Readers are cheap; the open-COG cache above bounds how many files are in use.
       if (this.#readers.size > 4096) this.#readers.clear();
       this.#readers.set(key, reader);
     }
     return reader;
+  }
+
+  async probe(location: string): Promise<void> {
+    await this.#get(this.objectKey(location), 0, 1);
   }
 
   async #get(key: string, offset: number, length: number | undefined): Promise<Buffer> {

@@ -10,6 +10,7 @@
  * still resolve.
  */
 import type { Source } from '@cogeotiff/core';
+import type { CacheStats } from '../cache/lru.js';
 import { NadirError } from '../errors.js';
 
 /**
@@ -42,6 +43,11 @@ export interface SurveyStorage {
   keyOf(location: string): string | undefined;
   /** Byte ranges of one stored file, for the tile reader. */
   source(location: string): Source;
+  /**
+   * Reads the file's first byte from the store itself, past any cache: whether the store answers
+   * now (the raster engine's storage watch, storage-watch.ts).
+   */
+  probe(location: string): Promise<void>;
   /** The path GDAL opens for the file: a local path, `/vsis3/...` or `/vsicurl/...`. */
   gdalPath(location: string): string;
   /** Stores the local file at `key` (a multipart upload to a bucket); visible only when complete. */
@@ -49,6 +55,8 @@ export interface SurveyStorage {
   /** Every stored file whose key starts with `prefix`. */
   list(prefix: string): AsyncIterable<StoredObject>;
   delete(keys: readonly string[]): Promise<void>;
+  /** Remote storage's cache of file blocks (block-cache.ts), if it keeps one: its lookups for metrics. */
+  readonly blocks?: { readonly stats: CacheStats };
   /** Proves the storage answers with these credentials: a server that cannot read fails at start. */
   ping(): Promise<void>;
   close(): Promise<void>;

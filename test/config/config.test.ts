@@ -181,6 +181,7 @@ describe('parseConfig overrides', () => {
       prefix: 'prod',
       region: 'eu-west-1',
       timeoutMs: 2500,
+      cacheMb: 64,
       endpoint: 'http://127.0.0.1:9000',
       credentials: { accessKeyId: 'AKIA', secretAccessKey: 'secret' },
     });
@@ -188,7 +189,10 @@ describe('parseConfig overrides', () => {
       kind: 'http',
       base: 'https://cdn.example.com/imagery',
       timeoutMs: 10_000,
+      cacheMb: 64,
     });
+    const uncached = parseConfig({ NADIR_STORAGE: 's3://b-1/x', NADIR_STORAGE_CACHE_MB: '0' }, cwd).storage;
+    assert.equal(uncached.kind === 's3' && uncached.cacheMb, 0);
   });
 
   it('NADIR_STORAGE: another scheme, a bad bucket name or a bad endpoint is refused', () => {
@@ -196,6 +200,7 @@ describe('parseConfig overrides', () => {
       assertInvalid({ NADIR_STORAGE: value }, 'NADIR_STORAGE', value);
     }
     assertInvalid({ NADIR_S3_ENDPOINT: 'minio:9000' }, 'NADIR_S3_ENDPOINT', 'minio:9000');
+    assertInvalid({ NADIR_STORAGE: 's3://b-1/x', NADIR_STORAGE_CACHE_MB: '64MB' }, 'NADIR_STORAGE_CACHE_MB', '64MB');
   });
 
   it('takes NADIR_REDIS_URL and NADIR_SERVER_ID', () => {

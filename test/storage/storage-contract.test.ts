@@ -2,7 +2,8 @@
  * The SurveyStorage contract, on every implementation: a local folder, an S3-compatible server
  * (npm's s3rver, in its own process) and read-only HTTP (nginx serving a folder, range requests
  * and all). Bytes written are the bytes read, by range and through GDAL; what is missing or
- * refused fails loudly; remote reads of one tile's neighbouring ranges go as one request.
+ * refused fails loudly; remote reads of one tile's neighbouring ranges go as one request, and
+ * the blocks they fetched serve later reads near them.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import gdal from 'gdal-async';
 import { parseConfig, type StorageConfig } from '../../src/config/config.js';
+import { BLOCK_BYTES } from '../../src/storage/block-cache.js';
 import { HttpStorage } from '../../src/storage/http-storage.js';
 import { LocalStorage } from '../../src/storage/local-storage.js';
 import { gdalStorageSettings, openStorage } from '../../src/storage/open-storage.js';
@@ -79,7 +81,7 @@ function httpImplementation(): Implementation {
       await putBoth(new LocalStorage(dir), bytes, dir);
       const port = await freePort();
       nginx = await startNginx(`server { listen 127.0.0.1:${port}; root ${dir}; }`, port);
-      const config: StorageConfig = { kind: 'http', base: `${nginx.url}/`, timeoutMs: 10_000 };
+      const config = parseConfig({ NADIR_STORAGE: `${nginx.url}/` }, dir).storage;
       return { storage: await openStorage(config), config, remote: true };
     },
     async stop() {
@@ -102,7 +104,7 @@ async function putBoth(storage: SurveyStorage, bytes: Buffer, scratch: string): 
 
 for (const implementation of [localImplementation(), s3Implementation(), httpImplementation()]) {
   describe(`SurveyStorage contract: ${implementation.name}`, { skip: implementation.skip }, () => {
-    const bytes = randomBytes(300_000);
+    const bytes = randomBytes(1_000_000);
     let storage: SurveyStorage;
     let config: StorageConfig;
     let remote: boolean;
@@ -121,7 +123,7 @@ for (const implementation of [localImplementation(), s3Implementation(), httpImp
       const ranges: [number, number][] = [
         [0, 16],
         [123_456, 1_000],
-        [299_990, 10],
+        [999_990, 10],
       ];
       for (const [offset, length] of ranges) {
         const read = Buffer.from(await source.fetch(offset, length));
@@ -153,21 +155,51 @@ for (const implementation of [localImplementation(), s3Implementation(), httpImp
       assert.equal(storage.keyOf('s3://another-bucket/surveys/x/v1/Vert.tif'), undefined);
     });
 
+    /** A storage of its own on the same store: its own blocks held, its own requests counted. */
+    async function fresh(): Promise<{ storage: SurveyStorage; requests: () => number }> {
+      const own = await openStorage(config, { signingTime: () => new Date() });
+      const statistics = (own as unknown as { statistics: { requests: number } }).statistics;
+      return { storage: own, requests: () => statistics.requests };
+    }
+
     it('reads of one tile asked for together are one request, the same range once', async (t) => {
       if (!remote) return t.skip('a local file is read with pread, no requests to count');
-      const statistics = (storage as unknown as { statistics: { requests: number } }).statistics;
-      const source = storage.source('surveys/contract/v1/bytes.bin') as RangeReader;
-      const before = statistics.requests;
+      const { storage: own, requests } = await fresh();
+      const source = own.source('surveys/contract/v1/bytes.bin') as RangeReader;
       const [a, b, c, again] = await Promise.all([
         source.read(1_000, 500),
         source.read(1_600, 400), // 100 bytes after the first: merged
-        source.read(200_000, 100), // far away: its own request
+        source.read(900_000, 100), // far away: its own request
         source.read(1_000, 500), // the same as the first: shared
       ]);
-      assert.equal(statistics.requests - before, 2);
+      assert.equal(requests(), 2);
       assert.ok(a.equals(bytes.subarray(1_000, 1_500)) && again.equals(a));
       assert.ok(b.equals(bytes.subarray(1_600, 2_000)));
-      assert.ok(c.equals(bytes.subarray(200_000, 200_100)));
+      assert.ok(c.equals(bytes.subarray(900_000, 900_100)));
+      await own.close();
+    });
+
+    it('a block read once serves the reads near it from memory, to the end of the file', async (t) => {
+      if (!remote) return t.skip('a local file is read with pread, no requests to count');
+      const { storage: own, requests } = await fresh();
+      const source = own.source('surveys/contract/v1/bytes.bin');
+      const read = async (offset: number, length: number) =>
+        assert.ok(Buffer.from(await source.fetch(offset, length)).equals(bytes.subarray(offset, offset + length)));
+      await read(1_000, 500);
+      assert.equal(requests(), 1);
+      // All in the aligned block the first read fetched (BLOCK_BYTES, block-cache.ts).
+      await read(40_000, 25_000);
+      await read(100, 30_000);
+      await read(BLOCK_BYTES - 11_000, 11_000);
+      assert.equal(requests(), 1, 'held since the first read');
+      // From the last block, short of a whole one, across the one before it: one request; then held.
+      const end = bytes.length;
+      const last = Math.floor((end - 1) / BLOCK_BYTES) * BLOCK_BYTES;
+      await read(last - 5_000, end - last + 5_000);
+      await read(last - 100, 10);
+      await read(end - 1_000, 1_000);
+      assert.equal(requests(), 2);
+      await own.close();
     });
 
     if (implementation.name !== 'read-only HTTP (nginx)') {

@@ -30,7 +30,14 @@ describe('object storage that refuses the credentials', { skip: SKIP_REALDATA, t
     [s3, scratch] = await Promise.all([startS3('imagery'), tempDir('storage-credentials')]);
     api = await startApi({
       now: testClock().now,
-      env: { ...s3.env, NADIR_STORAGE: 's3://imagery/nadir', NADIR_STORAGE_TIMEOUT_MS: '3000' },
+      // No block cache: each tile asked for below reaches the store (a block held answers as the
+      // tile caches do, whatever the store says since).
+      env: {
+        ...s3.env,
+        NADIR_STORAGE: 's3://imagery/nadir',
+        NADIR_STORAGE_TIMEOUT_MS: '3000',
+        NADIR_STORAGE_CACHE_MB: '0',
+      },
     });
     const manifest = await writeManifest(scratch.path, 'credentials', {
       id: SURVEY_ID,

@@ -1,0 +1,100 @@
+/**
+ * Remote reads through the block cache (range-reader.ts, block-cache.ts): whatever the ranges, the
+ * bytes are the file's; a block fetched once serves every later read inside it with no request;
+ * the memory held stays within its budget. The store here is the RangeFetch seam over a buffer,
+ * counting what reaches it; the storage contract runs the same reads against s3rver and nginx.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { BlockCache } from '../../src/storage/block-cache.js';
+import { type RangeFetch, RangeReader, type RangeStatistics } from '../../src/storage/range-reader.js';
+
+const FILE = randomBytes(10_000);
+const BLOCK = 1_000;
+
+/** A store holding FILE that answers ranges as S3 does (a range past the end gets what is there). */
+function store(log: [number, number | undefined][] = []): RangeFetch {
+  return async (offset, length) => {
+    log.push([offset, length]);
+    return Buffer.from(FILE.subarray(offset, length === undefined ? undefined : offset + length));
+  };
+}
+
+function reader(fetch: RangeFetch, cache = new BlockCache(1024 * 1024, BLOCK)) {
+  const statistics: RangeStatistics = { requests: 0, bytes: 0 };
+  return { source: new RangeReader(new URL('s3://bucket/f.tif'), fetch, statistics, cache), statistics, cache };
+}
+
+describe('remote reads through the block cache', () => {
+  it('any range reads the bytes of the file: inside a block, across blocks, up to and past its end', async () => {
+    const { source } = reader(store());
+    const ranges: [number, number][] = [
+      [0, 16],
+      [990, 20],
+      [1_000, 1_000],
+      [2_500, 3_700],
+      [9_990, 10],
+      [9_990, 100],
+      [4_321, 1],
+    ];
+    let seed = 7;
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % below;
+    };
+    for (let i = 0; i < 200; i++) ranges.push([next(FILE.length), 1 + next(2_500)]);
+    // Asked for all at once (shared and merged requests) and then again one by one (held blocks).
+    const together = await Promise.all(ranges.map(([offset, length]) => source.read(offset, length)));
+    for (const [i, [offset, length]] of ranges.entries()) {
+      const expected = FILE.subarray(offset, offset + length);
+      assert.ok(together[i]?.equals(expected), `${offset}+${length} asked together`);
+      assert.ok((await source.read(offset, length)).equals(expected), `${offset}+${length} asked again`);
+      const fetched = Buffer.from(await source.fetch(offset, length));
+      assert.ok(fetched.equals(expected), `${offset}+${length} through fetch`);
+    }
+  });
+
+  it('a block read once serves the reads inside it with no request; a new block is one request', async () => {
+    const log: [number, number | undefined][] = [];
+    const { source, statistics } = reader(store(log));
+    await source.read(1_200, 300);
+    assert.deepEqual(log, [[1_000, 1_000]], 'the whole aligned block, not the 300 bytes');
+    await source.read(1_000, 1_000);
+    await source.read(1_600, 50);
+    assert.equal(statistics.requests, 1, 'reads inside a held block reach no store');
+    await source.read(1_900, 200); // half in the held block, half in the next
+    assert.deepEqual(log[1], [2_000, 1_000], 'only the block not held');
+    const [a, b] = await Promise.all([source.read(5_100, 10), source.read(5_800, 10)]);
+    assert.equal(statistics.requests, 3, 'two reads of one block asked together: one request');
+    assert.ok(a.equals(FILE.subarray(5_100, 5_110)) && b.equals(FILE.subarray(5_800, 5_810)));
+  });
+
+  it('the blocks stay within their memory; a block cut from a larger answer holds only itself', async () => {
+    const cache = new BlockCache(4 * BLOCK, BLOCK);
+    const { source } = reader(store(), cache);
+    await source.read(0, FILE.length); // one request of ten blocks
+    assert.ok(cache.stats.weight <= 4 * BLOCK, `held ${cache.stats.weight} bytes`);
+    const held = cache.get('s3://bucket/f.tif', 9);
+    assert.ok(held, 'the newest blocks are held');
+    assert.equal(held.buffer.byteLength, BLOCK, "its own memory, not the answer's");
+    assert.ok(held.equals(FILE.subarray(9_000, 10_000)));
+  });
+
+  it('a failed read fails every reader of the block and is not remembered: the next read asks again', async () => {
+    let failing = true;
+    const fetch: RangeFetch = async (offset, length) => {
+      if (failing) throw new Error('store down');
+      return store()(offset, length);
+    };
+    const { source, statistics } = reader(fetch);
+    const results = await Promise.allSettled([source.read(3_100, 10), source.read(3_500, 10)]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+    failing = false;
+    assert.ok((await source.read(3_100, 10)).equals(FILE.subarray(3_100, 3_110)));
+    assert.equal(statistics.requests, 2);
+  });
+});
