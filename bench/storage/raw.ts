@@ -13,6 +13,8 @@ export interface StorageSettings {
   rasterRounds: number;
   /** Warm runs of each storage kind, taken in turn; the median counts. */
   warmRounds: number;
+  /** Cold passes of each storage kind, each on a fresh server, taken in turn; the median counts (absent: 1). */
+  coldRounds?: number;
   cacheMb: number;
 }
 
@@ -35,7 +37,7 @@ export interface Measurement {
   msEach: number;
   /** Totals over the measurement; undefined for local storage. */
   fetched?: Fetched;
-  /** perSecond of every round, sorted, where there were several (the warm pass). */
+  /** perSecond of every round, sorted, where there were several (warm, and cold since coldRounds). */
   rounds?: number[];
   /** CPU ms over the measurement (user + system, /proc): nadir's processes, and the S3 server's. */
   cpuMs?: { nadir: number; store?: number };

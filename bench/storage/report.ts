@@ -12,12 +12,19 @@ function find(raw: StorageRaw, what: string, storage: Measurement['storage']): M
   return raw.measurements.find((m) => m.what === what && m.storage === storage);
 }
 
-function warmRounds(raw: StorageRaw): string {
-  const rounds = (storage: Measurement['storage']) => find(raw, 'pass-through warm', storage)?.rounds;
+/** `: local a, b, c, S3 d, e, f tiles/s`: the rates of every round of `what`, when it had several. */
+function roundRates(raw: StorageRaw, what: string): string {
+  const rounds = (storage: Measurement['storage']) => find(raw, what, storage)?.rounds;
   const [local, s3] = [rounds('local'), rounds('s3')];
   if (!local || !s3) return '';
   const list = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
   return `: local ${list(local)}, S3 ${list(s3)} tiles/s`;
+}
+
+function coldRounds(raw: StorageRaw): string {
+  const count = raw.settings.coldRounds ?? 1;
+  if (count < 2) return '';
+  return `${count} rounds, local and S3 in turn, each on a fresh server; the median round counts (composites${roundRates(raw, 'composite cold')}). `;
 }
 
 function comparisonTable(raw: StorageRaw): Table {
@@ -54,7 +61,7 @@ function comparisonTable(raw: StorageRaw): Table {
       ];
     }),
     notes: [
-      `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight; ms each is the pass's wall time over its tiles. Raster: ${raw.settings.rasterRounds} download(s) in a row after the cold tiles, on the same server. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, on both servers in turn (${raw.settings.warmRounds ?? 1} rounds each, the median counts${warmRounds(raw)}); ms each is the median latency.`,
+      `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight, pass-through tiles then composites; ms each is the pass's wall time over its tiles. ${coldRounds(raw)}Raster: ${raw.settings.rasterRounds} download(s) in a row after the cold tiles, on the same server. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, on both servers in turn (${raw.settings.warmRounds ?? 1} rounds each, the median counts${roundRates(raw, 'pass-through warm')}); ms each is the median latency.`,
       'Requests and bytes are what the server fetched from the bucket (counted by a proxy in front of s3rver), over what it answered: the cost a real bucket bills and its latency multiplies.',
       "CPU ms each: user + system time over the measurement (/proc), over what was answered: nadir serve's process, and the S3 server's (s3rver, a process of its own; the counting proxy in the benchmark process is not counted).",
     ],
@@ -87,7 +94,7 @@ function goals(raw: StorageRaw): Goal[] {
   const [local, s3] = [find(raw, 'composite cold', 'local'), find(raw, 'composite cold', 's3')];
   return [
     goal(
-      'cold composite jpg tiles/s from the S3 server ÷ from the local folder (one pass each)',
+      'cold composite jpg tiles/s from the S3 server ÷ from the local folder (median rounds)',
       local && s3 ? s3.perSecond / local.perSecond : null,
       GOAL_S3_SHARE,
       'x',

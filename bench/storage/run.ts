@@ -40,6 +40,7 @@ export function storageSettings(quick: boolean, overrides: Partial<StorageSettin
         rasterSize: 2000,
         rasterRounds: 1,
         warmRounds: 1,
+        coldRounds: 1,
         cacheMb: 256,
       }
     : {
@@ -50,6 +51,7 @@ export function storageSettings(quick: boolean, overrides: Partial<StorageSettin
         rasterSize: 2000,
         rasterRounds: 3,
         warmRounds: 3,
+        coldRounds: 3,
         cacheMb: 256,
       };
   return { ...base, ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
@@ -171,18 +173,68 @@ interface Started {
   urls: string[];
 }
 
-/** One storage kind: a fresh server for the cold passes, then the raster downloads; left running for the warm pass. */
-async function measureCold(backend: Backend, data: TileData, lists: TileLists, s: StorageSettings, started: Started[]) {
+/** A fresh server of one storage kind (cold: nothing read yet) and the URLs of its pass-through tiles. */
+async function startFresh(backend: Backend, data: TileData, lists: TileLists, s: StorageSettings): Promise<Started> {
   const env = { ...backend.env, NADIR_DATA_DIR: data.dataDir, NADIR_TILE_CACHE_MB: `${s.cacheMb}` };
-  const apiKey = await issueBenchKey(env, `storage-${backend.kind}`, 100);
   const server = await startNadirServe({ env, label: `storage-${backend.kind}` });
-  const url = (tiles: TileLists['passThrough']) => tiles.map((t) => nadirTileUrl(server.url, data.apiKey, t, 'jpg'));
-  started.push({ backend, server, urls: url(lists.passThrough) });
+  return { backend, server, urls: lists.passThrough.map((t) => nadirTileUrl(server.url, data.apiKey, t, 'jpg')) };
+}
+
+/** The pass-through and then the composite tiles, each once, on a fresh server. */
+async function coldPasses(one: Started, data: TileData, lists: TileLists, s: StorageSettings): Promise<Measurement[]> {
+  const composite = lists.composite.map((t) => nadirTileUrl(one.server.url, data.apiKey, t, 'jpg'));
   return [
-    await coldPass('pass-through cold', url(lists.passThrough), server, backend, s.coldConcurrency),
-    await coldPass('composite cold', url(lists.composite), server, backend, s.coldConcurrency),
-    await rasterDownloads(server, apiKey, backend, s),
+    await coldPass('pass-through cold', one.urls, one.server, one.backend, s.coldConcurrency),
+    await coldPass('composite cold', composite, one.server, one.backend, s.coldConcurrency),
   ];
+}
+
+/** The median round of each measurement, with every round's rate. */
+function medians(rounds: Measurement[][]): Measurement[] {
+  return (rounds[0] ?? []).map((_, i) => {
+    const sorted = rounds.map((round) => round[i] as Measurement).sort((a, b) => a.perSecond - b.perSecond);
+    const median = sorted[Math.floor(sorted.length / 2)] as Measurement;
+    return sorted.length > 1 ? { ...median, rounds: sorted.map((m) => m.perSecond) } : median;
+  });
+}
+
+/**
+ * Cold passes on every storage kind in turn, `coldRounds` times, each on a fresh server, so a slow
+ * moment of the machine falls on each alike; the median round counts. The last round's servers
+ * stay up: the raster downloads follow their cold tiles, and the warm pass runs on them.
+ */
+async function measureCold(
+  backends: Backend[],
+  data: TileData,
+  lists: TileLists,
+  s: StorageSettings,
+  started: Started[],
+): Promise<Measurement[]> {
+  const rounds = new Map<Backend, Measurement[][]>(backends.map((backend) => [backend, []]));
+  // The raster downloads' keys, written before any server starts (as each server would read them).
+  const keys = new Map<Backend, string>();
+  for (const backend of backends) {
+    const env = { ...backend.env, NADIR_DATA_DIR: data.dataDir };
+    keys.set(backend, await issueBenchKey(env, `storage-${backend.kind}`, 100));
+  }
+  const roundCount = s.coldRounds ?? 1;
+  for (let round = 0; round < roundCount; round++) {
+    for (const backend of backends) {
+      const one = await startFresh(backend, data, lists, s);
+      try {
+        rounds.get(backend)?.push(await coldPasses(one, data, lists, s));
+      } finally {
+        if (round < roundCount - 1) await one.server.stop();
+        else started.push(one);
+      }
+    }
+  }
+  const measurements: Measurement[] = [];
+  for (const one of started) {
+    measurements.push(...medians(rounds.get(one.backend) ?? []));
+    measurements.push(await rasterDownloads(one.server, keys.get(one.backend) as string, one.backend, s));
+  }
+  return measurements;
 }
 
 /**
@@ -233,8 +285,7 @@ export async function measureStorage(
     const measurements: Measurement[] = [];
     const servers: Started[] = [];
     try {
-      for (const backend of backends)
-        measurements.push(...(await measureCold(backend, data, lists, settings, servers)));
+      measurements.push(...(await measureCold(backends, data, lists, settings, servers)));
       measurements.push(...(await measureWarm(servers, settings)));
     } finally {
       for (const one of servers) await one.server.stop();
