@@ -38,12 +38,13 @@ export class BlockCache {
   }
 
   /**
-   * Holds block `index` of `file`. A block cut out of a larger answer is copied, so the memory a
-   * block holds is the block's own (a view would keep the whole answer alive).
+   * Holds block `index` of `file`. A block cut out of a larger answer (merged blocks, a socket's
+   * read buffer) is copied, so the memory a block holds is its own and the budget is kept: a view
+   * would keep the whole answer alive after its other blocks were pushed out.
    */
   set(file: string, index: number, block: Buffer): void {
     let own = block;
-    if (block.buffer.byteLength > 2 * block.byteLength) {
+    if (block.buffer.byteLength !== block.byteLength) {
       own = Buffer.allocUnsafeSlow(block.byteLength);
       block.copy(own);
     }

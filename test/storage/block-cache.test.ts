@@ -13,11 +13,17 @@ import { type RangeFetch, RangeReader, type RangeStatistics } from '../../src/st
 const FILE = randomBytes(10_000);
 const BLOCK = 1_000;
 
-/** A store holding FILE that answers ranges as S3 does (a range past the end gets what is there). */
+/**
+ * A store holding FILE that answers ranges as S3 does (a range past the end gets what is there),
+ * each answer in memory of its own, as a body read off a socket is.
+ */
 function store(log: [number, number | undefined][] = []): RangeFetch {
   return async (offset, length) => {
     log.push([offset, length]);
-    return Buffer.from(FILE.subarray(offset, length === undefined ? undefined : offset + length));
+    const bytes = FILE.subarray(offset, length === undefined ? undefined : offset + length);
+    const answer = Buffer.allocUnsafeSlow(bytes.byteLength);
+    bytes.copy(answer);
+    return answer;
   };
 }
 
@@ -79,6 +85,10 @@ describe('remote reads through the block cache', () => {
     assert.ok(held, 'the newest blocks are held');
     assert.equal(held.buffer.byteLength, BLOCK, "its own memory, not the answer's");
     assert.ok(held.equals(FILE.subarray(9_000, 10_000)));
+    // Two blocks in one answer: each is held in its own memory too.
+    const two = reader(store(), new BlockCache(4 * BLOCK, BLOCK));
+    await two.source.read(1_500, 1_000);
+    for (const index of [1, 2]) assert.equal(two.cache.get('s3://bucket/f.tif', index)?.buffer.byteLength, BLOCK);
   });
 
   it('a failed read fails every reader of the block and is not remembered: the next read asks again', async () => {
