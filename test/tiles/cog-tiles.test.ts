@@ -4,7 +4,7 @@ import type { Source } from '@cogeotiff/core';
 import { LocalStorage } from '../../src/storage/local-storage.js';
 import type { SurveyStorage } from '../../src/storage/storage.js';
 import { CogFiles } from '../../src/tiles/cog-files.js';
-import { type CogTileAddress, CogTiles, type CogTilesOptions } from '../../src/tiles/cog-tiles.js';
+import { type CogTileAddress, CogTiles, type CogTilesOptions, classifyMask } from '../../src/tiles/cog-tiles.js';
 import { WorkGate } from '../../src/tiles/work-gate.js';
 import type { DemoTown } from '../support/demo-town.js';
 import { demoTown } from '../support/demo-town.js';
@@ -123,5 +123,28 @@ describe('CogTiles: what is cached from a tile asked for once', () => {
     assert.equal(reads() - opened, 2);
     await tiles.jpeg(address);
     assert.equal(reads() - opened, 2, 'and kept from then on');
+  });
+});
+
+describe('a tile mask classified', () => {
+  const mask = (fill: number, changes: [number, number][] = []) => {
+    const bits = new Uint8Array(32 * 256).fill(fill);
+    for (const [at, value] of changes) bits[at] = value;
+    return bits;
+  };
+
+  it('full only when every pixel is set, empty only when none is, partial otherwise', () => {
+    assert.equal(classifyMask(mask(0xff)).kind, 'full');
+    assert.equal(classifyMask(mask(0)).kind, 'empty');
+    // The first byte decides nothing alone: a difference anywhere, the last byte too, is partial.
+    for (const changes of [[[0, 0x7f]], [[8191, 0xfe]], [[4000, 0]]] as [number, number][][]) {
+      assert.equal(classifyMask(mask(0xff, changes)).kind, 'partial', JSON.stringify(changes));
+    }
+    for (const changes of [[[0, 1]], [[8191, 0x80]], [[100, 0xff]]] as [number, number][][]) {
+      assert.equal(classifyMask(mask(0, changes)).kind, 'partial', JSON.stringify(changes));
+    }
+    const partial = mask(0x0f);
+    const classified = classifyMask(partial);
+    assert.ok(classified.kind === 'partial' && classified.bits === partial, 'the bits as given');
   });
 });
