@@ -57,6 +57,10 @@ export class RangeReader implements Source {
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   }
 
+  /**
+   * The bytes, as a view that may be shared (another reader's answer, a held block): not to be
+   * written into. `fetch` answers a copy.
+   */
   read(offset: number, length?: number): Promise<Buffer> {
     if (length === undefined) return this.#send(offset, undefined);
     if (this.#blocks && length > 0) return this.#readBlocks(this.#blocks, offset, length);
