@@ -27,8 +27,6 @@ export class OpenCog {
   readonly uri: string;
   /** Index 0 is full resolution, then each overview, as the planner numbers them. */
   readonly levels: CogLevel[];
-  /** Read over a network: a tile's mask and imagery are then fetched together (cog-tiles.ts). */
-  readonly remote: boolean;
   readonly #source: Source;
   #users = 0;
   #retired = false;
@@ -38,7 +36,6 @@ export class OpenCog {
     this.uri = uri;
     this.#source = source;
     this.levels = levels;
-    this.remote = source.url.protocol !== 'file:';
   }
 
   /** `length` bytes of the file at `offset` (a view of what the source fetched, not a copy). */
