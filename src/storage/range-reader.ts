@@ -5,8 +5,8 @@
  * layout) go out as one request and are cut apart again. With a block cache, reads are widened
  * to whole aligned blocks, which later reads of the same blocks take from memory.
  */
-import type { Source } from '@cogeotiff/core';
 import type { BlockCache } from './block-cache.js';
+import type { IntoSource } from './storage.js';
 
 /** Fetches `length` bytes at `offset` (to the end when `length` is undefined). */
 export type RangeFetch = (offset: number, length: number | undefined) => Promise<Buffer>;
@@ -30,7 +30,7 @@ export interface RangeStatistics {
   bytes: number;
 }
 
-export class RangeReader implements Source {
+export class RangeReader implements IntoSource {
   readonly url: URL;
   readonly #fetch: RangeFetch;
   readonly #statistics: RangeStatistics;
@@ -55,6 +55,13 @@ export class RangeReader implements Source {
   async fetch(offset: number, length?: number): Promise<ArrayBuffer> {
     const bytes = await this.read(offset, length);
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  }
+
+  /** The bytes copied once, into the tile reader's own buffer (`fetch` would copy them twice). */
+  async fetchInto(offset: number, into: Uint8Array): Promise<number> {
+    const bytes = await this.read(offset, into.byteLength);
+    into.set(bytes);
+    return bytes.byteLength;
   }
 
   /**

@@ -16,7 +16,8 @@ import { NadirError } from '../errors.js';
 /**
  * A Source that can also read straight into the caller's buffer: the tile reader then puts a
  * tile's JPEG tables and its bytes in one buffer, with no buffer of the source's own per read and
- * no copy (local files). Sources without it are read with `fetch` and copied.
+ * no copy (local files), or one copy of the bytes fetched (remote ones, range-reader.ts). Sources
+ * without it are read with `fetch` and copied.
  */
 export interface IntoSource extends Source {
   /** Fills `into` with the bytes from `offset`; resolves to how many there were (fewer at the end of the file). */

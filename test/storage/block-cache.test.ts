@@ -58,6 +58,9 @@ describe('remote reads through the block cache', () => {
       assert.ok((await source.read(offset, length)).equals(expected), `${offset}+${length} asked again`);
       const fetched = Buffer.from(await source.fetch(offset, length));
       assert.ok(fetched.equals(expected), `${offset}+${length} through fetch`);
+      const into = Buffer.alloc(length);
+      const count = await source.fetchInto(offset, into);
+      assert.ok(into.subarray(0, count).equals(expected), `${offset}+${length} through fetchInto`);
     }
   });
 
