@@ -8,7 +8,7 @@ export interface PassThroughSettings {
   maxTiles: number;
 }
 
-export type PassThroughTarget = 'bare' | 'nadir' | 'nadir-304' | 'nadir-metrics' | 'nginx';
+export type PassThroughTarget = 'bare' | 'bare-headers' | 'nadir' | 'nadir-304' | 'nadir-metrics' | 'nginx';
 
 export interface PassThroughPoint {
   target: PassThroughTarget;

@@ -7,6 +7,7 @@
  * much less. nadir runs with metrics off, and again with them on; 304 revalidations are measured
  * on the first.
  */
+import { writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { cpuBetween, sampleCpu } from '../load/cpu.js';
@@ -43,11 +44,28 @@ export function passThroughSettings(quick: boolean): PassThroughSettings {
     : { rounds: 5, seconds: 6, connections: 64, threads: 2, maxTiles: 200 };
 }
 
-async function startBareTiles(root: string): Promise<Service & { url: string }> {
+/**
+ * The header block nadir sends with a pass-through tile, as name, value pairs, without its
+ * Content-Length and the headers node adds itself (Date, Connection, Keep-Alive).
+ */
+async function nadirHeaderBlock(url: string): Promise<string[]> {
+  const answer = await fetch(url);
+  await answer.arrayBuffer();
+  if (answer.status !== 200) throw new Error(`nadir answered ${answer.status} for a pass-through tile`);
+  const own = new Set(['content-length', 'date', 'connection', 'keep-alive']);
+  return [...answer.headers].filter(([name]) => !own.has(name)).flat();
+}
+
+async function startBareTiles(root: string, headers?: string[]): Promise<Service & { url: string }> {
   const dir = await scratchDir('bare-tiles');
   const port = await freePort();
   const script = join(import.meta.dirname, 'bare-tiles-server.mjs');
-  const started = startGroup(process.execPath, [script, `${port}`, root], join(dir, 'log'));
+  const args = [script, `${port}`, root];
+  if (headers) {
+    await writeFile(join(dir, 'headers.json'), JSON.stringify(headers));
+    args.push(join(dir, 'headers.json'));
+  }
+  const started = startGroup(process.execPath, args, join(dir, 'log'));
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await stopGroup(started.child);
@@ -114,11 +132,12 @@ export async function measurePassThrough(
       }),
     );
     const lists = await findTileLists(nadir.service.url, data, precut, settings.maxTiles);
-    const bare = await start(() => startBareTiles(precut));
-    const nginx = await start(() => startTileNginx({ root: precut }));
     const pt = lists.passThrough;
     const urlsOf = (base: string) => pt.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg'));
     const nadirUrls = urlsOf(nadir.service.url);
+    const bare = await start(() => startBareTiles(precut));
+    const bareHeaders = await start(async () => startBareTiles(precut, await nadirHeaderBlock(nadirUrls[0] as string)));
+    const nginx = await start(() => startTileNginx({ root: precut }));
     const key = (t: { z: number; x: number; y: number }) => `${t.z}/${t.x}/${t.y}`;
     const targets: Running[] = [
       {
@@ -127,6 +146,13 @@ export async function measurePassThrough(
         urls: urlsOf(bare.service.url),
         expect: 200,
         groups: bare.groups,
+      },
+      {
+        id: 'bare-headers',
+        name: "bare node:http, the same tiles from a Map with nadir's header block",
+        urls: urlsOf(bareHeaders.service.url),
+        expect: 200,
+        groups: bareHeaders.groups,
       },
       { id: 'nadir', name: 'nadir pass-through', urls: nadirUrls, expect: 200, groups: nadir.groups },
       {
