@@ -98,12 +98,22 @@ export class VerifiedKeyCache {
     find: (keyId: string) => ApiKeyLookup | undefined | Promise<ApiKeyLookup | undefined>,
   ): Promise<ApiKeyLookup | undefined> {
     const digest = apiKeyDigest(presentedKey);
-    const cached = this.#entries.get(digest);
-    if (cached?.marker === marker) return cached.lookup;
+    const cached = this.#known(digest, marker);
+    if (cached) return cached;
     const keyId = keyIdOfApiKey(presentedKey);
     if (keyId === undefined) return undefined;
     const found = await find(keyId);
     if (found) this.#entries.set(digest, { lookup: found, marker });
     return found;
+  }
+
+  /** `presentedKey`'s remembered lookup if it was made under `marker`; undefined: ask `lookup`. */
+  known(presentedKey: string, marker: string): ApiKeyLookup | undefined {
+    return this.#known(apiKeyDigest(presentedKey), marker);
+  }
+
+  #known(digest: string, marker: string): ApiKeyLookup | undefined {
+    const cached = this.#entries.get(digest);
+    return cached?.marker === marker ? cached.lookup : undefined;
   }
 }

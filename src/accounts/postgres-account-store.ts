@@ -206,6 +206,10 @@ export class PostgresAccountStore implements AccountStore {
     return apiKeyInfoFromRow(revoked ?? row);
   }
 
+  knownApiKey(presentedKey: string): ApiKeyLookup | undefined {
+    return this.#verifiedKeys.known(presentedKey, this.#changes.marker);
+  }
+
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     return this.#verifiedKeys.lookup(presentedKey, this.#changes.marker, async (keyId) => {
       const [row] = await this.#sql<(ApiKeyRow & { account: AccountRow | null })[]>`

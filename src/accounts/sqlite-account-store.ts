@@ -183,6 +183,10 @@ export class SqliteAccountStore implements AccountStore {
     return `${this.#changes}:${this.#ownWrites}`;
   }
 
+  knownApiKey(presentedKey: string): ApiKeyLookup | undefined {
+    return this.#verifiedKeys.known(presentedKey, this.#marker());
+  }
+
   async lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined> {
     return this.#verifiedKeys.lookup(presentedKey, this.#marker(), (keyId) => {
       const keyRow = this.#statement('SELECT * FROM api_keys WHERE id = ?').get(keyId) as ApiKeyRow | undefined;

@@ -100,6 +100,11 @@ export interface AccountStore {
    * every tile request: a store remembers what it verified until an account or key changes.
    */
   lookupApiKey(presentedKey: string): Promise<ApiKeyLookup | undefined>;
+  /**
+   * `lookupApiKey`'s answer when the store has it at hand (verified, and nothing changed since);
+   * undefined means "ask lookupApiKey", not "unknown key". For the tile lane's one-step answers.
+   */
+  knownApiKey(presentedKey: string): ApiKeyLookup | undefined;
 
   /**
    * Counts the token's transaction against `month` exactly once, however many callers (or

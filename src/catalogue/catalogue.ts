@@ -162,9 +162,10 @@ export interface SurveyCatalogue {
   /**
    * Changes whenever any survey was put or deleted, by this process or another one sharing the
    * store (`nadir ingest` runs beside `nadir serve`), so callers can cache search answers until it
-   * moves. Cheap enough to ask on every request.
+   * moves. Cheap enough to ask on every request, and answered at once (a local read, or what a
+   * follower of the store's notifications last saw), so a tile answer can be one synchronous step.
    */
-  changeMarker(): Promise<string>;
+  changeMarker(): string;
   /** Cheap reachability check for `/ready`. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -390,7 +390,7 @@ export class PostgresSurveyCatalogue implements SurveyCatalogue {
     return Number(row?.n);
   }
 
-  async changeMarker(): Promise<string> {
+  changeMarker(): string {
     return this.#changes.marker;
   }
 

@@ -407,15 +407,11 @@ export class SqliteSurveyCatalogue implements SurveyCatalogue {
     return (this.#statements.count.get() as { n: number }).n;
   }
 
-  async changeMarker(): Promise<string> {
-    return this.changeMarkerNow();
-  }
-
   /**
    * data_version is the cheap question (has any other connection committed?); only when it moved
    * is the catalogue's own change count read, so other tables' writes leave the marker alone.
    */
-  changeMarkerNow(): string {
+  changeMarker(): string {
     const dataVersion = this.#statements.dataVersion.get() as number;
     if (dataVersion !== this.#seenDataVersion) {
       this.#seenDataVersion = dataVersion;

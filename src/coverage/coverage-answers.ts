@@ -35,7 +35,7 @@ export class CoverageAnswers {
   readonly #catalogue: Pick<SurveyCatalogue, 'search' | 'changeMarker'>;
   readonly #cache: LruCache<Promise<CoveragePage>> | undefined;
   readonly #weights = new WeakMap<Promise<CoveragePage>, number>();
-  readonly #changeMarker: OnceATurn<Promise<string>>;
+  readonly #changeMarker: OnceATurn<string>;
   #marker: string | undefined;
 
   constructor(catalogue: Pick<SurveyCatalogue, 'search' | 'changeMarker'>, options: CoverageAnswersOptions) {
@@ -58,7 +58,7 @@ export class CoverageAnswers {
     if (!cache) return this.#search(query);
     // A survey put elsewhere shows from the next turn of the event loop on; one put by this
     // process moves the marker at once, but a turn that already asked keeps what it read.
-    const marker = await this.#changeMarker.get();
+    const marker = this.#changeMarker.get();
     if (marker !== this.#marker) {
       cache.clear();
       this.#marker = marker;

@@ -70,7 +70,7 @@ export class TileCandidates {
   readonly #catalogue: SurveyCatalogue;
   readonly #cache: LruCache<Promise<AssetCandidate[]>>;
   #marker: string | undefined;
-  readonly #changeMarker: OnceATurn<Promise<string>>;
+  readonly #changeMarker: OnceATurn<string>;
 
   constructor(catalogue: SurveyCatalogue, maxEntries: number) {
     this.#catalogue = catalogue;
@@ -79,12 +79,12 @@ export class TileCandidates {
   }
 
   /** The catalogue's change marker, asked at most once per turn of the event loop. */
-  marker(): Promise<string> {
+  marker(): string {
     return this.#changeMarker.get();
   }
 
   async find(tile: TileCoord, filter: TileFilter): Promise<AssetCandidate[]> {
-    const marker = await this.marker();
+    const marker = this.marker();
     if (marker !== this.#marker) {
       this.#cache.clear();
       this.#marker = marker;

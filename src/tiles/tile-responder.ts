@@ -9,6 +9,11 @@
  * A parsed TileQuery in, `{status, headers, body, release}` out. What fails after admission throws
  * a TileFailure that carries the headers its answer still needs (the rate limit, Cache-Control on
  * an empty tile); the adapters shape the error itself through the one error table.
+ *
+ * `admit` and `answer` decide at once, without a promise, when all they need is at hand (a rate
+ * limit counted in memory, a remembered pass-through tile): a map's repeated tiles are answered in
+ * the same synchronous step as node:http handed over their request (docs/tiles.md says what the
+ * promises and their turns of the microtask queue cost there). Callers `await` either.
  */
 import { performance } from 'node:perf_hooks';
 import type { ApiKeyLookup } from '../accounts/index.js';
@@ -18,8 +23,9 @@ import { type CacheStats, LruCache } from '../cache/lru.js';
 import type { SurveyCatalogue } from '../catalogue/catalogue.js';
 import { surveyMatches } from '../catalogue/survey-filters.js';
 import type { Clock } from '../clock.js';
+import type { Decided } from '../decided.js';
 import { NadirError } from '../errors.js';
-import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { RateDecision, RateLimiter } from '../limits/rate-limiter.js';
 import { rotationFor } from './panorama.js';
 import { freshPlan, type MemoPlan } from './plan-memo.js';
 import { candidateOf } from './tile-candidates.js';
@@ -105,6 +111,16 @@ interface RememberedTile {
   rendered: RenderedTile;
 }
 
+/** A request's first step (#lookUp): what every answer to it shares, and its remembered tile, if any. */
+interface LookUp {
+  query: TileQuery;
+  conditions: TileConditions;
+  cacheControl: string;
+  catalogueMarker: string;
+  key: string;
+  remembered: RememberedTile | undefined;
+}
+
 const REMEMBERED_TILES = 65_536;
 /** The bodies are the stored-JPEG cache's own buffers; this bounds what is kept alive through them. */
 const REMEMBERED_BYTES = 64 * 1024 * 1024;
@@ -142,80 +158,123 @@ export class TileResponder {
    * else is looked at (bad requests count too). Returns the X-RateLimit-* headers that every later
    * answer of the request carries, errors included; 429 beyond the limit.
    */
-  async admit(caller: ApiKeyLookup): Promise<HeaderPairs> {
+  admit(caller: ApiKeyLookup): Decided<HeaderPairs> {
     const { account, keyId } = caller;
-    const decision = await this.#rateLimiter.take(
-      keyId,
-      account.tileRateLimit,
-      account.tileRateInterval,
-      this.#clock(),
-    );
+    const limiter = this.#rateLimiter;
+    const now = this.#clock();
+    const decided = limiter.takeNow?.(keyId, account.tileRateLimit, account.tileRateInterval, now);
+    if (decided) return this.#admitted(decided, caller);
+    return limiter
+      .take(keyId, account.tileRateLimit, account.tileRateInterval, now)
+      .then((decision) => this.#admitted(decision, caller));
+  }
+
+  #admitted(decision: RateDecision, caller: ApiKeyLookup): HeaderPairs {
     const headers = rateLimitPairs(decision);
     if (!decision.allowed) {
       this.#observer?.refused();
-      throw new TileFailure(rateLimited(decision, account.tileRateInterval), headers);
+      throw new TileFailure(rateLimited(decision, caller.account.tileRateInterval), headers);
     }
     return headers;
   }
 
-  /** The answer to an admitted caller: the tile (200) or 304; anything else rejects with a TileFailure. */
-  async answer(caller: ApiKeyLookup, query: TileQuery, conditions: TileConditions): Promise<TileAnswer> {
+  /**
+   * The answer to an admitted caller: the tile (200) or 304; anything else fails with a
+   * TileFailure (thrown when decided at once, else the promise's rejection).
+   */
+  answer(caller: ApiKeyLookup, query: TileQuery, conditions: TileConditions): Decided<TileAnswer> {
     const timings: Timing[] = [];
+    let drawn: Promise<TileAnswer>;
     try {
-      const answer = await this.#answer(caller, query, conditions, timings);
-      this.#observer?.answered(answer);
-      return answer;
+      const started = performance.now();
+      const step = this.#lookUp(query, conditions, timings, started);
+      if (step.remembered) {
+        const answer = this.#rememberedAnswer(caller, step, timings);
+        this.#observer?.answered(answer);
+        return answer;
+      }
+      drawn = this.#drawn(caller, query, step, timings, started);
     } catch (error) {
-      this.#observer?.failed(error instanceof TileFailure ? error.cause : error);
-      throw error instanceof TileFailure ? error : new TileFailure(error, [], timings);
+      throw this.#failed(error, timings);
     }
+    return drawn.then(
+      (answer) => {
+        this.#observer?.answered(answer);
+        return answer;
+      },
+      (error: unknown) => {
+        throw this.#failed(error, timings);
+      },
+    );
   }
 
-  async #answer(
-    caller: ApiKeyLookup,
-    query: TileQuery,
-    conditions: TileConditions,
-    timings: Timing[],
-  ): Promise<TileAnswer> {
+  #failed(error: unknown, timings: Timing[]): TileFailure {
+    this.#observer?.failed(error instanceof TileFailure ? error.cause : error);
+    return error instanceof TileFailure ? error : new TileFailure(error, [], timings);
+  }
+
+  /** What the query and the catalogue decide before any plan: Cache-Control, the key, a remembered answer. */
+  #lookUp(query: TileQuery, conditions: TileConditions, timings: Timing[], started: number): LookUp {
     const maxAge = query.surveyId === undefined ? LOCATION_MAX_AGE : SURVEY_MAX_AGE;
     const cacheControl = cacheControlOf(conditions.keyInUrl, maxAge);
-    // An empty tile stays empty until the catalogue changes: its 404 may be cached as the tile would be.
-    const empty = () => new TileFailure(noImagery(query.tile), ['cache-control', cacheControl], timings);
-
-    const looking = performance.now();
-    const catalogueMarker = await this.#engine.candidates.marker();
+    const catalogueMarker = this.#engine.candidates.marker();
     const key = tileQueryKey(query);
     const remembered = this.#remembered.get(key);
+    const step = { query, conditions, cacheControl, catalogueMarker, key, remembered: undefined };
+    if (remembered?.catalogueMarker !== catalogueMarker) return step;
+    timings.push(['catalogue', elapsed(started)]);
+    return { ...step, remembered };
+  }
+
+  /** A remembered pass-through tile (or 304), as the drawn path below would answer it. */
+  #rememberedAnswer(caller: ApiKeyLookup, step: LookUp, timings: Timing[]): TileAnswer {
+    const { etag, rendered } = step.remembered as RememberedTile;
+    const headers = ['etag', etag, 'cache-control', step.cacheControl];
+    if (matchesIfNoneMatch(step.conditions.ifNoneMatch, etag))
+      return { status: 304, headers, body: undefined, timings };
+    // Nothing to draw: the stored tile is sent as it was remembered.
+    timings.push(['render', 0], ['passthrough', 0]);
+    return this.#served(caller, rendered, headers, timings);
+  }
+
+  async #drawn(caller: ApiKeyLookup, query: TileQuery, step: LookUp, timings: Timing[], started: number) {
+    // An empty tile stays empty until the catalogue changes: its 404 may be cached as the tile would be.
+    const empty = () => new TileFailure(noImagery(query.tile), ['cache-control', step.cacheControl], timings);
+    let memo: MemoPlan;
     let etag: string;
-    let memo: MemoPlan | undefined;
     try {
-      if (remembered?.catalogueMarker === catalogueMarker) etag = remembered.etag;
-      else {
-        memo = await this.#plan(query);
-        if (memo.plan.layers.length === 0) throw empty();
-        etag = etagOf(memo, query.type, query.format);
-      }
+      memo = await this.#plan(query);
+      if (memo.plan.layers.length === 0) throw empty();
+      etag = etagOf(memo, query.type, query.format);
     } finally {
-      timings.push(['catalogue', elapsed(looking)]);
+      timings.push(['catalogue', elapsed(started)]);
     }
-    const headers = ['etag', etag, 'cache-control', cacheControl];
-    if (matchesIfNoneMatch(conditions.ifNoneMatch, etag)) return { status: 304, headers, body: undefined, timings };
+    const headers = ['etag', etag, 'cache-control', step.cacheControl];
+    if (matchesIfNoneMatch(step.conditions.ifNoneMatch, etag))
+      return { status: 304 as const, headers, body: undefined, timings };
 
     const rendering = performance.now();
     let rendered: RenderedTile | undefined;
     try {
-      rendered = memo
-        ? await this.#engine.renderer.render(memo.plan, query.format, rotationFor(query.type), conditions.abandoned)
-        : remembered?.rendered;
+      rendered = await this.#engine.renderer.render(
+        memo.plan,
+        query.format,
+        rotationFor(query.type),
+        step.conditions.abandoned,
+      );
     } finally {
       timings.push(['render', elapsed(rendering)]);
     }
     if (!rendered) throw empty();
-    if (memo && rendered.passThrough && this.#asked.secondSighting(key))
-      this.#remembered.set(key, { catalogueMarker, etag, rendered });
-
+    if (rendered.passThrough && this.#asked.secondSighting(step.key))
+      this.#remembered.set(step.key, { catalogueMarker: step.catalogueMarker, etag, rendered });
     // Which path answered, for people (and benchmarks) reading Server-Timing.
     timings.push([rendered.passThrough ? 'passthrough' : 'composite', 0]);
+    return this.#served(caller, rendered, headers, timings);
+  }
+
+  /** A 200: counted for the caller's usage, with the tile's own headers. */
+  #served(caller: ApiKeyLookup, rendered: RenderedTile, headers: HeaderPairs, timings: Timing[]): TileAnswer {
     this.#usage.count(caller.account.id, usageMonthOf(this.#clock()));
     headers.push('content-type', rendered.contentType, 'x-survey-ids', rendered.surveyIds.join(','));
     return { status: 200, headers, body: rendered.body, release: rendered.release, timings };

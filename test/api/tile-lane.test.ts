@@ -187,17 +187,21 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
     let base: string;
     const declined: string[] = [];
     const state = { draining: false };
+    /** For each request the lane took: whether its answer was written before node's call to the handler returned. */
+    const atOnce: boolean[] = [];
 
     before(async () => {
       const lane = new TileLane({ keys: api.services.accounts, tiles: api.services.tiles, clock: () => NOW, state });
       lane.router = tileRouter(api.app);
       lane.log = api.app.log;
-      server = createServer(
-        lane.handler((request, response) => {
-          declined.push(`${request.method} ${request.url}`);
-          response.writeHead(418).end();
-        }),
-      );
+      const handle = lane.handler((request, response) => {
+        declined.push(`${request.method} ${request.url}`);
+        response.writeHead(418).end();
+      });
+      server = createServer((request, response) => {
+        handle(request, response);
+        if (response.statusCode !== 418) atOnce.push(response.writableEnded);
+      });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     });
@@ -215,6 +219,28 @@ describe('tile fast lane', { skip: realdataMissing }, () => {
         assert.match(r.headers.get('content-type') ?? '', /^image\//);
       }
       assert.deepEqual(declined, []);
+    });
+
+    test('a repeated stored tile is answered in the very call node:http made, a new one once drawn', async () => {
+      const own = await createKey(api.services, 'lane-at-once');
+      const ask = async (path: string, init?: RequestInit) => {
+        const r = await fetch(`${base}${path}`, init);
+        await r.arrayBuffer();
+        return r;
+      };
+      // A filter no request had: a query of its own, so the tile core draws (reads) it the first time.
+      const path = `/tiles/v3/Vert/${stored}.jpg?apikey=${own.key}&since=2001-02-03`;
+      atOnce.length = 0;
+      const first = await ask(path);
+      assert.equal(first.status, 200);
+      await ask(path);
+      const third = await ask(path);
+      assert.equal(third.status, 200);
+      assert.equal(third.headers.get('x-ratelimit-remaining'), '2997', 'every request counted');
+      const revalidated = await ask(path, { headers: { 'if-none-match': first.headers.get('etag') ?? '' } });
+      assert.equal(revalidated.status, 304);
+      // The first: an unverified key and an unknown tile; the second is drawn again and remembered.
+      assert.deepEqual(atOnce, [false, false, true, true]);
     });
 
     test('bad input and unknown keys go to fastify, uncounted', async () => {

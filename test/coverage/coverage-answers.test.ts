@@ -122,7 +122,7 @@ describe('CoverageAnswers', () => {
         if (fail) throw new Error('catalogue unreachable');
         return server.search(query);
       },
-      changeMarker: async () => 'unchanged',
+      changeMarker: () => 'unchanged',
     };
     const answers = new CoverageAnswers(flaky, { maxMb: 16 });
     await assert.rejects(answers.page(request()), /unreachable/);
@@ -146,7 +146,7 @@ describe('CoverageAnswers memory', () => {
         searches++;
         return { surveys: [listing], total: 1 } as never;
       },
-      changeMarker: async () => 'unchanged',
+      changeMarker: () => 'unchanged',
     };
     // ~800 bytes a page with its key: 1,200 of them fit in 1 MiB, not at twice their bytes.
     const answers = new CoverageAnswers(fixed, { maxMb: 1 });

@@ -21,11 +21,11 @@ describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, ()
     const server = postgres as PostgresServer;
     const url = await server.createDatabase(name);
     const stores = await openStores({ engine: 'postgres', url }, testClock('2030-01-01T00:00:00Z').now);
-    await stores.catalogue.changeMarker();
+    await stores.catalogue.ping();
     await server.halt();
     for (let i = 0; i < asks; i++) {
       await new Promise((resolve) => setTimeout(resolve, everyMs));
-      await stores.catalogue.changeMarker().catch(() => undefined);
+      await stores.catalogue.ping().catch(() => undefined);
     }
     await server.restart();
     return { server, stores };
@@ -35,7 +35,7 @@ describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, ()
     const { stores } = await afterOutage('closing', 4, 1_000);
     // Long enough for the pool and the notification listener to find the server back.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    await stores.catalogue.changeMarker();
+    await stores.catalogue.ping();
     const started = performance.now();
     const closed = stores.close().then(() => 'closed');
     const late = new Promise((resolve) => setTimeout(resolve, 15_000, 'still open after 15 s').unref());
@@ -48,7 +48,7 @@ describe('PostgreSQL stores close', { skip: SKIP_POSTGRES, timeout: 60_000 }, ()
     const { server, stores } = await afterOutage('leftover', 8, 500);
     await new Promise((resolve) => setTimeout(resolve, 300));
     // A query whose connection waits out its backoff when the stores close.
-    void stores.catalogue.changeMarker().catch(() => undefined);
+    void stores.catalogue.ping().catch(() => undefined);
     await stores.close();
     const connections = () =>
       server.psql('postgres', "SELECT count(*) FROM pg_stat_activity WHERE datname = 'leftover'");

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { LeasedRateLimiter } from '../../src/limits/rate-lease.js';
-import { MemoryRateLimiter, type RateLimiter } from '../../src/limits/rate-limiter.js';
+import { MemoryRateLimiter, type RateDecision, type RateLimiter } from '../../src/limits/rate-limiter.js';
 import { RedisRateLimiter } from '../../src/limits/redis-rate-limiter.js';
 import { type RedisServer, SKIP_REDIS, startRedis } from '../support/servers.js';
 
@@ -22,13 +22,15 @@ interface Implementation {
   skip: string | false;
   /** A limiter; `shared` ones on the same store count together (Redis: several servers). */
   make(): Promise<RateLimiter>;
+  /** How many of a key's requests `takeNow` decides without a round trip. */
+  atOnce: 'all' | 'some' | 'none';
 }
 
 let redis: RedisServer | undefined;
 let keySpace = 0;
 
 const implementations: Implementation[] = [
-  { name: 'MemoryRateLimiter', skip: false, make: async () => new MemoryRateLimiter() },
+  { name: 'MemoryRateLimiter', skip: false, make: async () => new MemoryRateLimiter(), atOnce: 'all' },
   {
     name: 'LeasedRateLimiter (one worker)',
     skip: false,
@@ -39,11 +41,14 @@ const implementations: Implementation[] = [
         1,
       );
     },
+    // Those its lease in hand covers; the first, and each when the lease runs dry, wait for the primary.
+    atOnce: 'some',
   },
   {
     name: 'RedisRateLimiter',
     skip: SKIP_REDIS,
     make: async () => RedisRateLimiter.connect((redis as RedisServer).url, quiet, TIMEOUT_MS),
+    atOnce: 'none',
   },
 ];
 
@@ -83,6 +88,28 @@ for (const implementation of implementations) {
       assert.equal((await limiter.take(a, 1, 60, at(START))).allowed, false);
       assert.equal((await limiter.take(b, 1, 60, at(START))).allowed, true, 'another key');
       assert.equal((await limiter.take(a, 1, 3600, at(START))).allowed, true, 'another interval');
+      await limiter.close();
+    });
+
+    it('takeNow decides in the same windows as take, and counts nothing when it cannot decide', async () => {
+      const limiter = await implementation.make();
+      const k = key();
+      let atOnce = 0;
+      const decisions: RateDecision[] = [];
+      for (let i = 0; i < 30; i++) {
+        const now = limiter.takeNow?.(k, 20, 60, at(START + 5));
+        if (now) atOnce++;
+        decisions.push(now ?? (await limiter.take(k, 20, 60, at(START + 5))));
+      }
+      const expected = { all: 30, none: 0 }[implementation.atOnce as 'all' | 'none'];
+      if (expected === undefined) assert.ok(atOnce > 0 && atOnce < 30, `${atOnce} decided at once`);
+      else assert.equal(atOnce, expected);
+      assert.equal(decisions.filter((d) => d.allowed).length, 20, 'exactly the limit, however decided');
+      assert.deepEqual(
+        decisions.map((d) => d.remaining),
+        [...Array.from({ length: 20 }, (_, i) => 19 - i), ...Array(10).fill(0)],
+      );
+      assert.deepEqual(new Set(decisions.map((d) => d.resetAt)), new Set([START + 60]));
       await limiter.close();
     });
 

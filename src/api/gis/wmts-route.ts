@@ -118,7 +118,7 @@ class WmtsListings {
 
   /** `type`: what the layer draws; `tag`: the layer's (undefined for all); `filter`: the request's own, resolved. */
   async of(type: ContentType, tag: string | undefined, filter: ParsedLayerFilter): Promise<Listing> {
-    const marker = await this.#catalogue.changeMarker();
+    const marker = this.#catalogue.changeMarker();
     const { since, until, tags } = filter;
     const key = JSON.stringify([type, tag ?? '', since, until, tags?.include, tags?.exclude]);
     const known = this.#cache.get(key);

@@ -16,7 +16,7 @@ declare module 'fastify' {
 }
 
 /** What authentication needs of the account store. */
-export type ApiKeyVerifier = Pick<AccountStore, 'lookupApiKey'>;
+export type ApiKeyVerifier = Pick<AccountStore, 'lookupApiKey' | 'knownApiKey'>;
 
 const AUTHORIZATION_APIKEY = /^apikey\s+(\S+)\s*$/i;
 

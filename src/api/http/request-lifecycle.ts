@@ -59,9 +59,9 @@ export function standardHeaderPairs(requestId: string): string[] {
   return ['x-request-id', requestId, ...CORS_HEADER_PAIRS];
 }
 
-/** One Server-Timing entry. */
+/** One Server-Timing entry (a step that took no time, such as a lane's mark, says 0: toFixed costs). */
 export function serverTiming(name: string, milliseconds: number): string {
-  return `${name};dur=${milliseconds.toFixed(2)}`;
+  return milliseconds === 0 ? `${name};dur=0` : `${name};dur=${milliseconds.toFixed(2)}`;
 }
 
 export function addServerTiming(request: FastifyRequest, name: string, milliseconds: number): void {

@@ -16,9 +16,17 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ApiKeyLookup } from '../../accounts/index.js';
 import type { Clock } from '../../clock.js';
+import type { Decided } from '../../decided.js';
 import { utcDate } from '../../geo/dates.js';
 import { parseTileQuery, type TilePath, type TileQuery } from '../../tiles/tile-query.js';
-import { type HeaderPairs, TileFailure, type TileResponder, type Timing } from '../../tiles/tile-responder.js';
+import {
+  type HeaderPairs,
+  type TileAnswer,
+  type TileConditions,
+  TileFailure,
+  type TileResponder,
+  type Timing,
+} from '../../tiles/tile-responder.js';
 import { type ApiKeyVerifier, apiKeyOf, keyIsInUrl } from '../http/auth.js';
 import { answerToFailure, JSON_TYPE } from '../http/error-handling.js';
 import type { NodeHandler } from '../http/http-server.js';
@@ -80,7 +88,8 @@ export class TileLane implements Lane<Taken> {
     return (method === 'GET' || method === 'HEAD') && url.startsWith('/tiles/v3/');
   }
 
-  async take(request: IncomingMessage, url: string): Promise<Taken | undefined> {
+  /** At once when the key is one the store has at hand, else once the store has looked it up. */
+  take(request: IncomingMessage, url: string): Decided<Taken | undefined> {
     const started = performance.now();
     const { router, log } = this;
     if (!router || !log || this.#parts.state.draining) return undefined;
@@ -99,36 +108,73 @@ export class TileLane implements Lane<Taken> {
       return undefined;
     }
     const key = apiKeyOf(search.apikey, rawHeader(request, 'authorization', true));
-    const caller = key === undefined ? undefined : await this.#parts.keys.lookupApiKey(key);
-    if (!caller) return undefined;
-    const requestId = requestIdOf(rawHeader(request, 'x-request-id'));
-    return { started, requestId, query, caller, keyInUrl: keyIsInUrl(search.apikey) };
+    if (key === undefined) return undefined;
+    const taken = (caller: ApiKeyLookup | undefined): Taken | undefined => {
+      if (!caller) return undefined;
+      const requestId = requestIdOf(rawHeader(request, 'x-request-id'));
+      return { started, requestId, query, caller, keyInUrl: keyIsInUrl(search.apikey) };
+    };
+    const { keys } = this.#parts;
+    const known = keys.knownApiKey(key);
+    return known ? taken(known) : keys.lookupApiKey(key).then(taken);
   }
 
-  async answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Promise<void> {
-    const { tiles } = this.#parts;
+  /**
+   * At once when admission and the tile core decide at once (limits counted in memory, a
+   * remembered tile); otherwise once they have. Either way one writeHead and end.
+   */
+  answer(request: IncomingMessage, response: ServerResponse, taken: Taken): Decided<void> {
     const headers = standardHeaderPairs(taken.requestId);
-    let answer: LaneAnswer;
+    let tile: Decided<TileAnswer>;
     try {
-      headers.push(...(await tiles.admit(taken.caller)));
-      const tile = await tiles.answer(taken.caller, taken.query, {
-        ifNoneMatch: rawHeader(request, 'if-none-match'),
-        keyInUrl: taken.keyInUrl,
-        abandoned: () => request.socket.destroyed,
-      });
-      headers.push(...tile.headers);
-      answer = { ...tile, headers };
+      tile = this.#tile(request, taken, headers);
     } catch (error) {
-      // Nobody is listening: nothing to answer, and not a server fault worth an error line.
-      if (request.socket.destroyed) return;
-      const failed = error instanceof TileFailure ? error : new TileFailure(error, []);
-      const log = (this.log as FastifyBaseLogger).child({ requestId: taken.requestId });
-      const failure = answerToFailure(failed.cause, taken.requestId, log);
-      headers.push(...failed.headers, ...Object.entries(failure.headers).flat(), 'content-type', JSON_TYPE);
-      const body = Buffer.from(JSON.stringify(failure.body));
-      answer = { status: failure.status, headers, body, timings: failed.timings };
+      this.#fail(request, response, taken, headers, error);
+      return;
     }
-    this.#send(request, response, taken, answer);
+    if (tile instanceof Promise) {
+      return tile.then(
+        (answer) => this.#sendTile(request, response, taken, headers, answer),
+        (error: unknown) => this.#fail(request, response, taken, headers, error),
+      );
+    }
+    this.#sendTile(request, response, taken, headers, tile);
+  }
+
+  /** Admission (its headers go onto `headers`), then the tile core's answer. */
+  #tile(request: IncomingMessage, taken: Taken, headers: HeaderPairs): Decided<TileAnswer> {
+    const { tiles } = this.#parts;
+    const conditions: TileConditions = {
+      ifNoneMatch: rawHeader(request, 'if-none-match'),
+      keyInUrl: taken.keyInUrl,
+      abandoned: () => request.socket.destroyed,
+    };
+    const admitted = tiles.admit(taken.caller);
+    if (admitted instanceof Promise) {
+      return admitted.then((pairs) => {
+        headers.push(...pairs);
+        return tiles.answer(taken.caller, taken.query, conditions);
+      });
+    }
+    headers.push(...admitted);
+    return tiles.answer(taken.caller, taken.query, conditions);
+  }
+
+  #sendTile(request: IncomingMessage, response: ServerResponse, taken: Taken, headers: HeaderPairs, tile: TileAnswer) {
+    headers.push(...tile.headers);
+    const { status, body, timings, release } = tile;
+    this.#send(request, response, taken, { status, headers, body, timings, release });
+  }
+
+  #fail(request: IncomingMessage, response: ServerResponse, taken: Taken, headers: HeaderPairs, error: unknown) {
+    // Nobody is listening: nothing to answer, and not a server fault worth an error line.
+    if (request.socket.destroyed) return;
+    const failed = error instanceof TileFailure ? error : new TileFailure(error, []);
+    const log = (this.log as FastifyBaseLogger).child({ requestId: taken.requestId });
+    const failure = answerToFailure(failed.cause, taken.requestId, log);
+    headers.push(...failed.headers, ...Object.entries(failure.headers).flat(), 'content-type', JSON_TYPE);
+    const body = Buffer.from(JSON.stringify(failure.body));
+    this.#send(request, response, taken, { status: failure.status, headers, body, timings: failed.timings });
   }
 
   #send(request: IncomingMessage, response: ServerResponse, taken: Taken, answer: LaneAnswer): void {

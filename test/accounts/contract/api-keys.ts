@@ -146,6 +146,22 @@ export function apiKeyCases(subject: AccountSubject): void {
       assert.equal(await store.lookupApiKey(issued.key), undefined, 'a revoked key');
     });
 
+    it('knownApiKey answers at once only what lookupApiKey verified, and nothing past a change', async () => {
+      const store = await subject.fresh(testClock().now);
+      const account = await store.createAccount({ name: 'Acme' });
+      const issued = await store.issueApiKey(account.id);
+      assert.equal(store.knownApiKey(issued.key), undefined, 'never looked up: not at hand');
+      const found = await store.lookupApiKey(issued.key);
+      assert.equal(store.knownApiKey(issued.key), found, 'verified: at hand');
+      assert.equal(store.knownApiKey(`${issued.key.slice(0, -1)}x`), undefined, 'a wrong secret');
+      await store.setTileRateLimit(account.id, 7, 60);
+      assert.equal(store.knownApiKey(issued.key), undefined, 'the account changed: to be looked up again');
+      assert.equal((await store.lookupApiKey(issued.key))?.account.tileRateLimit, 7);
+      assert.equal(store.knownApiKey(issued.key)?.account.tileRateLimit, 7);
+      await store.revokeApiKey(issued.id);
+      assert.equal(store.knownApiKey(issued.key), undefined, 'revoked');
+    });
+
     it('a revocation through another server (or the CLI) is seen within 2 s', async () => {
       const server = await subject.fresh(testClock().now);
       const account = await server.createAccount({ name: 'Acme' });
@@ -154,6 +170,7 @@ export function apiKeyCases(subject: AccountSubject): void {
       const cli = await subject.another(server, testClock().now);
       await cli.revokeApiKey(issued.id);
       await eventually('the revocation', async () => (await server.lookupApiKey(issued.key)) === undefined);
+      assert.equal(server.knownApiKey(issued.key), undefined, 'nor is it at hand');
     });
   });
 }
