@@ -37,6 +37,11 @@ export class BlockCache {
     return this.#blocks.get(`${index}\n${file}`);
   }
 
+  /** Whether block `index` of `file` is held (not counted as a lookup). */
+  has(file: string, index: number): boolean {
+    return this.#blocks.has(`${index}\n${file}`);
+  }
+
   /**
    * Holds block `index` of `file`. A block cut out of a larger answer (merged blocks, a socket's
    * read buffer) is copied, so the memory a block holds is its own and the budget is kept: a view

@@ -15,6 +15,8 @@ export type RangeFetch = (offset: number, length: number | undefined) => Promise
 const MERGE_GAP_BYTES = 64 * 1024;
 /** A merged request never grows past this. */
 const MAX_MERGED_BYTES = 4 * 1024 * 1024;
+/** Read-ahead on sequential misses (`#readAhead`) grows to this many bytes a request at most. */
+const MAX_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 
 interface Wanted {
   offset: number;
@@ -39,6 +41,9 @@ export class RangeReader implements IntoSource {
   readonly #inFlight = new Map<string, Promise<Buffer>>();
   readonly #blocksInFlight = new Map<number, Promise<Buffer>>();
   #batch: Wanted[] = [];
+  /** The block after the last run of blocks fetched, and how many that run had (`#readAhead`). */
+  #nextBlock = -1;
+  #run = 1;
 
   /**
    * `statistics`: counts shared by the readers of one storage (benchmarks report them).
@@ -101,18 +106,41 @@ export class RangeReader implements IntoSource {
   }
 
   #block(blocks: BlockCache, index: number): Promise<Buffer> {
-    let reading = this.#blocksInFlight.get(index);
-    if (!reading) {
-      const size = blocks.blockBytes;
-      reading = this.#want(index * size, (index + 1) * size)
-        .then((block) => {
-          blocks.set(this.#file, index, block);
-          return block;
+    const reading = this.#blocksInFlight.get(index);
+    if (reading) return reading;
+    const size = blocks.blockBytes;
+    const count = this.#readAhead(blocks, index);
+    const run = this.#want(index * size, (index + count) * size);
+    for (let i = 0; i < count; i++) {
+      const at = index + i;
+      const block = run
+        .then((bytes) => {
+          const part = bytes.subarray(i * size, (i + 1) * size);
+          // A run may reach past the end of the file: nothing there to hold.
+          if (part.byteLength > 0) blocks.set(this.#file, at, part);
+          return part;
         })
-        .finally(() => this.#blocksInFlight.delete(index));
-      this.#blocksInFlight.set(index, reading);
+        .finally(() => this.#blocksInFlight.delete(at));
+      this.#blocksInFlight.set(at, block);
     }
-    return reading;
+    return this.#blocksInFlight.get(index) as Promise<Buffer>;
+  }
+
+  /**
+   * How many blocks to fetch from `index` on: one for a read elsewhere in the file, twice the last
+   * run's for a miss just after it, as a viewer sweeping the map or a raster read walking rows
+   * makes. GDAL's /vsicurl/ does the same (VSICurlHandle::Read doubles its download on consecutive
+   * reads, and falls back to one chunk on random ones). The run stops before a block held or in
+   * flight.
+   */
+  #readAhead(blocks: BlockCache, index: number): number {
+    const most = Math.max(1, Math.floor(MAX_READ_AHEAD_BYTES / blocks.blockBytes));
+    this.#run = index === this.#nextBlock ? Math.min(this.#run * 2, most) : 1;
+    let count = 1;
+    while (count < this.#run && !this.#blocksInFlight.has(index + count) && !blocks.has(this.#file, index + count))
+      count++;
+    this.#nextBlock = index + count;
+    return count;
   }
 
   /** Bytes `offset` to `end`, sent with the others asked for in this turn. */

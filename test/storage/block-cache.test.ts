@@ -73,10 +73,45 @@ describe('remote reads through the block cache', () => {
     await source.read(1_600, 50);
     assert.equal(statistics.requests, 1, 'reads inside a held block reach no store');
     await source.read(1_900, 200); // half in the held block, half in the next
-    assert.deepEqual(log[1], [2_000, 1_000], 'only the block not held');
+    assert.deepEqual(log[1], [2_000, 2_000], 'only blocks not held: the next, and one more read ahead');
     const [a, b] = await Promise.all([source.read(5_100, 10), source.read(5_800, 10)]);
+    assert.deepEqual(log[2], [5_000, 1_000], 'elsewhere in the file: one block');
     assert.equal(statistics.requests, 3, 'two reads of one block asked together: one request');
     assert.ok(a.equals(FILE.subarray(5_100, 5_110)) && b.equals(FILE.subarray(5_800, 5_810)));
+  });
+
+  it('reads ahead on sequential misses, doubling to a cap; a read elsewhere falls back to one block', async () => {
+    const log: [number, number | undefined][] = [];
+    const big = randomBytes(40 * 1024 * 1024);
+    const fetch: RangeFetch = async (offset, length) => {
+      log.push([offset, length]);
+      return Buffer.from(big.subarray(offset, length === undefined ? undefined : offset + length));
+    };
+    const blockBytes = 256 * 1024;
+    const statistics: RangeStatistics = { requests: 0, bytes: 0 };
+    const cache = new BlockCache(64 * 1024 * 1024, blockBytes);
+    const source = new RangeReader(new URL('s3://bucket/big.tif'), fetch, statistics, cache);
+    // A tile of 30 kB in every block in turn, as a sweep along a COG's rows reads them.
+    for (let block = 0; block < 40; block++) {
+      const offset = block * blockBytes + 1_000;
+      assert.ok((await source.read(offset, 30_000)).equals(big.subarray(offset, offset + 30_000)));
+    }
+    const runs = log.map(([, length]) => (length as number) / blockBytes);
+    assert.deepEqual(runs, [1, 2, 4, 8, 8, 8, 8, 8], 'doubling to 2 MiB a request');
+    log.length = 0;
+    const blocksOf = () => log.map(([offset, length]) => [offset / blockBytes, (length as number) / blockBytes]);
+    await source.read(146 * blockBytes, 10);
+    await source.read(144 * blockBytes, 10);
+    await source.read(145 * blockBytes, 10);
+    assert.deepEqual(
+      blocksOf(),
+      [
+        [146, 1],
+        [144, 1],
+        [145, 1],
+      ],
+      'reads elsewhere: a block each; the run after 144 stops before 146, held',
+    );
   });
 
   it('the blocks stay within their memory; a block cut from a larger answer holds only itself', async () => {
