@@ -219,11 +219,10 @@ export class TileResponder {
     const cacheControl = cacheControlOf(conditions.keyInUrl, maxAge);
     const catalogueMarker = this.#engine.candidates.marker();
     const key = tileQueryKey(query);
-    const remembered = this.#remembered.get(key);
-    const step = { query, conditions, cacheControl, catalogueMarker, key, remembered: undefined };
-    if (remembered?.catalogueMarker !== catalogueMarker) return step;
-    timings.push(['catalogue', elapsed(started)]);
-    return { ...step, remembered };
+    const held = this.#remembered.get(key);
+    const remembered = held?.catalogueMarker === catalogueMarker ? held : undefined;
+    if (remembered) timings.push(['catalogue', elapsed(started)]);
+    return { query, conditions, cacheControl, catalogueMarker, key, remembered };
   }
 
   /** A remembered pass-through tile (or 304), as the drawn path below would answer it. */

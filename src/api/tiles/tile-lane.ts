@@ -180,10 +180,10 @@ export class TileLane implements Lane<Taken> {
   #send(request: IncomingMessage, response: ServerResponse, taken: Taken, answer: LaneAnswer): void {
     const { headers, body } = answer;
     const durationMs = performance.now() - taken.started;
-    const timings = answer.timings.map(([name, milliseconds]) => serverTiming(name, milliseconds));
+    let timings = '';
+    for (const [name, milliseconds] of answer.timings) timings += `${serverTiming(name, milliseconds)}, `;
     // Which entrance answered, for people (and benchmarks) reading Server-Timing.
-    timings.push('lane;dur=0', serverTiming('total', durationMs));
-    headers.push('server-timing', timings.join(', '));
+    headers.push('server-timing', `${timings}lane;dur=0, ${serverTiming('total', durationMs)}`);
     if (body) headers.push('content-length', String(body.byteLength));
     response.writeHead(answer.status, headers);
     // The body's buffer may be reused once the answer is sent: 'finish', never earlier.
