@@ -121,6 +121,8 @@ export class RangeReader implements IntoSource {
           return part;
         })
         .finally(() => this.#blocksInFlight.delete(at));
+      // Blocks read ahead may have no reader: their failure is their readers' to see, if any come.
+      block.catch(() => undefined);
       this.#blocksInFlight.set(at, block);
     }
     return this.#blocksInFlight.get(index) as Promise<Buffer>;

@@ -145,4 +145,28 @@ describe('remote reads through the block cache', () => {
     assert.ok((await source.read(3_100, 10)).equals(FILE.subarray(3_100, 3_110)));
     assert.equal(statistics.requests, 2);
   });
+
+  it('a failed read-ahead leaves no unhandled rejection for the blocks nobody asked for', async () => {
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      let failing = false;
+      const fetch: RangeFetch = async (offset, length) => {
+        if (failing) throw new Error('store down');
+        return store()(offset, length);
+      };
+      const { source } = reader(fetch);
+      await source.read(1_000, 10);
+      failing = true;
+      // Block 2 follows the run of block 1: a run of two, of which only block 2 is asked for.
+      await assert.rejects(source.read(2_000, 10), /store down/);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(unhandled, []);
+      failing = false;
+      assert.ok((await source.read(3_100, 10)).equals(FILE.subarray(3_100, 3_110)), 'block 3 is asked again');
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
 });
