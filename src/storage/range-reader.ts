@@ -11,6 +11,17 @@ import type { IntoSource } from './storage.js';
 /** Fetches `length` bytes at `offset` (to the end when `length` is undefined). */
 export type RangeFetch = (offset: number, length: number | undefined) => Promise<Buffer>;
 
+/**
+ * The same bytes as buffers of `partBytes` each (the last may be shorter), each owning its
+ * memory: blocks for the block cache, written as the answer arrives, with no joined copy of the
+ * whole answer to allocate and cut apart again. Large short-lived buffers are what the garbage
+ * collector pays for on this path (docs/deploy.md).
+ */
+export type RangePartsFetch = (offset: number, length: number, partBytes: number) => Promise<Buffer[]>;
+
+/** A fetched range: whole, or in parts (RangePartsFetch). */
+type Fetched = Buffer | Buffer[];
+
 /** Ranges closer than this are read as one (reading the gap costs less than a round trip). */
 const MERGE_GAP_BYTES = 64 * 1024;
 /** A merged request never grows past this. */
@@ -21,7 +32,7 @@ const MAX_READ_AHEAD_BYTES = 2 * 1024 * 1024;
 interface Wanted {
   offset: number;
   end: number;
-  resolve(bytes: Buffer): void;
+  resolve(bytes: Fetched): void;
   reject(error: unknown): void;
 }
 
@@ -35,6 +46,7 @@ export interface RangeStatistics {
 export class RangeReader implements IntoSource {
   readonly url: URL;
   readonly #fetch: RangeFetch;
+  readonly #fetchParts: RangePartsFetch | undefined;
   readonly #statistics: RangeStatistics;
   readonly #blocks: BlockCache | undefined;
   readonly #file: string;
@@ -47,11 +59,19 @@ export class RangeReader implements IntoSource {
 
   /**
    * `statistics`: counts shared by the readers of one storage (benchmarks report them).
-   * `blocks`: the storage's block cache, if it keeps one.
+   * `blocks`: the storage's block cache, if it keeps one; `fetchParts`, if the store can answer
+   * in blocks.
    */
-  constructor(url: URL, fetch: RangeFetch, statistics: RangeStatistics, blocks?: BlockCache) {
+  constructor(
+    url: URL,
+    fetch: RangeFetch,
+    statistics: RangeStatistics,
+    blocks?: BlockCache,
+    fetchParts?: RangePartsFetch,
+  ) {
     this.url = url;
     this.#fetch = fetch;
+    this.#fetchParts = fetchParts;
     this.#statistics = statistics;
     this.#blocks = blocks;
     this.#file = url.href;
@@ -79,7 +99,9 @@ export class RangeReader implements IntoSource {
     const id = `${offset}+${length}`;
     let reading = this.#inFlight.get(id);
     if (!reading) {
-      reading = this.#want(offset, offset + length).finally(() => this.#inFlight.delete(id));
+      reading = this.#want(offset, offset + length)
+        .then(whole)
+        .finally(() => this.#inFlight.delete(id));
       this.#inFlight.set(id, reading);
     }
     return reading;
@@ -115,7 +137,7 @@ export class RangeReader implements IntoSource {
       const at = index + i;
       const block = run
         .then((bytes) => {
-          const part = bytes.subarray(i * size, (i + 1) * size);
+          const part = Array.isArray(bytes) ? (bytes[i] ?? EMPTY) : bytes.subarray(i * size, (i + 1) * size);
           // A run may reach past the end of the file: nothing there to hold.
           if (part.byteLength > 0) blocks.set(this.#file, at, part);
           return part;
@@ -146,8 +168,8 @@ export class RangeReader implements IntoSource {
   }
 
   /** Bytes `offset` to `end`, sent with the others asked for in this turn. */
-  #want(offset: number, end: number): Promise<Buffer> {
-    return new Promise<Buffer>((resolve, reject) => {
+  #want(offset: number, end: number): Promise<Fetched> {
+    return new Promise<Fetched>((resolve, reject) => {
       if (this.#batch.length === 0) setImmediate(() => this.#flush());
       this.#batch.push({ offset, end, resolve, reject });
     });
@@ -162,9 +184,19 @@ export class RangeReader implements IntoSource {
     const send = () => {
       const members = group;
       const from = start;
-      this.#send(from, end - from).then(
+      const size = this.#blocks?.blockBytes ?? 0;
+      // Runs of whole blocks (all a block cache asks for) come in blocks when the store can send them so.
+      const inBlocks =
+        this.#fetchParts !== undefined &&
+        members.every((w) => w.end > w.offset && w.offset % size === 0 && w.end % size === 0);
+      const sent: Promise<Fetched> = inBlocks ? this.#sendParts(from, end - from, size) : this.#send(from, end - from);
+      sent.then(
         (bytes) => {
-          for (const wanted of members) wanted.resolve(bytes.subarray(wanted.offset - from, wanted.end - from));
+          for (const wanted of members) {
+            if (Array.isArray(bytes))
+              wanted.resolve(bytes.slice((wanted.offset - from) / size, (wanted.end - from) / size));
+            else wanted.resolve(bytes.subarray(wanted.offset - from, wanted.end - from));
+          }
         },
         (error: unknown) => {
           for (const wanted of members) wanted.reject(error);
@@ -192,6 +224,20 @@ export class RangeReader implements IntoSource {
     this.#statistics.bytes += bytes.byteLength;
     return bytes;
   }
+
+  async #sendParts(offset: number, length: number, partBytes: number): Promise<Buffer[]> {
+    this.#statistics.requests++;
+    const parts = await (this.#fetchParts as RangePartsFetch)(offset, length, partBytes);
+    for (const part of parts) this.#statistics.bytes += part.byteLength;
+    return parts;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** A fetched range as one buffer (parts joined: only where a store answered in blocks). */
+function whole(bytes: Fetched): Buffer {
+  return Array.isArray(bytes) ? Buffer.concat(bytes) : bytes;
 }
 
 /**

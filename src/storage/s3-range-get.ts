@@ -129,6 +129,52 @@ function bodyOf(response: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/**
+ * A GET's answer written into buffers of `partBytes` each as it arrives (the last one shorter),
+ * each allocated at its own size, so each owns its memory (range-reader.ts RangePartsFetch).
+ */
+function partsOf(response: IncomingMessage, partBytes: number): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const announced = Number(response.headers['content-length']);
+    if (!Number.isSafeInteger(announced) || announced < 0) {
+      // No length to size the parts by: whole, then cut (and copied, so each part owns its memory).
+      bodyOf(response).then((body) => {
+        const parts: Buffer[] = [];
+        for (let at = 0; at < body.length; at += partBytes) parts.push(Buffer.from(body.subarray(at, at + partBytes)));
+        resolve(parts);
+      }, reject);
+      return;
+    }
+    const parts: Buffer[] = [];
+    let part: Buffer | undefined;
+    let filled = 0;
+    let length = 0;
+    response.on('data', (chunk: Buffer) => {
+      for (let at = 0; at < chunk.length; ) {
+        if (!part || filled === part.length) {
+          const left = announced - parts.length * partBytes;
+          if (left <= 0) {
+            response.destroy(new Error(`object storage sent more than the ${announced} bytes it announced`));
+            return;
+          }
+          part = Buffer.allocUnsafeSlow(Math.min(partBytes, left));
+          parts.push(part);
+          filled = 0;
+        }
+        const copied = chunk.copy(part, filled, at);
+        filled += copied;
+        at += copied;
+        length += copied;
+      }
+    });
+    response.on('error', reject);
+    response.on('end', () => {
+      if (length !== announced) reject(new Error(`object storage sent ${length} of ${announced} bytes`));
+      else resolve(parts);
+    });
+  });
+}
+
 export class S3RangeGet {
   readonly #options: S3RangeGetOptions;
   readonly #base: URL;
@@ -140,21 +186,36 @@ export class S3RangeGet {
   }
 
   /** `length` bytes of the object at `offset` (to its end when undefined); any other answer throws. */
-  async get(bucket: string, key: string, offset: number, length: number | undefined): Promise<Buffer> {
+  get(bucket: string, key: string, offset: number, length: number | undefined): Promise<Buffer> {
+    return this.#get(bucket, key, offset, length, bodyOf);
+  }
+
+  /** `get`, the bytes in parts of `partBytes` (RangePartsFetch). */
+  getParts(bucket: string, key: string, offset: number, length: number, partBytes: number): Promise<Buffer[]> {
+    return this.#get(bucket, key, offset, length, (response) => partsOf(response, partBytes));
+  }
+
+  async #get<T>(
+    bucket: string,
+    key: string,
+    offset: number,
+    length: number | undefined,
+    read: (response: IncomingMessage) => Promise<T>,
+  ): Promise<T> {
     const range = length === undefined ? `bytes=${offset}-` : `bytes=${offset}-${offset + length - 1}`;
     const prefix = this.#base.pathname.replace(/\/+$/, '');
     const path = `${prefix}${objectPath(bucket, key)}`;
     try {
-      return await this.#send(path, range);
+      return await this.#send(path, range, read);
     } catch (error) {
       // A kept-alive connection the store closed just as it was reused: once more on a new one
       // (node's documented answer to that race), as the SDK's one retry did.
-      if ((error as { reusedSocket?: boolean }).reusedSocket) return this.#send(path, range);
+      if ((error as { reusedSocket?: boolean }).reusedSocket) return this.#send(path, range, read);
       throw error;
     }
   }
 
-  async #send(path: string, range: string): Promise<Buffer> {
+  async #send<T>(path: string, range: string, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
     const { region, timeoutMs, agent } = this.#options;
     const base = this.#base;
     const { headers } = signRangeGet(
@@ -184,9 +245,10 @@ export class S3RangeGet {
       });
       outgoing.end();
     });
-    const body = await bodyOf(response);
     const status = response.statusCode ?? 0;
-    if (status === 206 || (status === 200 && range.endsWith('-') && range.startsWith('bytes=0-'))) return body;
+    if (status === 206 || (status === 200 && range.endsWith('-') && range.startsWith('bytes=0-')))
+      return read(response);
+    const body = await bodyOf(response);
     const code = /<Code>([^<]*)<\/Code>/.exec(body.toString('utf8', 0, Math.min(body.length, 2048)))?.[1];
     throw new Error(`object storage answered HTTP ${status}${code ? ` ${code}` : ''} to a range read of ${path}`);
   }

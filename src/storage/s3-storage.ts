@@ -133,11 +133,15 @@ export class S3Storage implements SurveyStorage {
     const key = this.objectKey(location);
     let reader = this.#readers.get(key);
     if (!reader) {
+      const rangeGet = this.#rangeGet;
+      const { bucket } = this.location;
       reader = new RangeReader(
-        new URL(`s3://${this.location.bucket}/${key}`),
+        new URL(`s3://${bucket}/${key}`),
         (offset, length) => this.#get(key, offset, length),
         this.statistics,
         this.blocks,
+        // Blocks written as they arrive where nadir sends the GETs itself (not through the SDK).
+        rangeGet && ((offset, length, partBytes) => rangeGet.getParts(bucket, key, offset, length, partBytes)),
       );
       // Readers are cheap; the open-COG cache above bounds how many files are in use.
       if (this.#readers.size > 4096) this.#readers.clear();

@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { BlockCache } from '../../src/storage/block-cache.js';
-import { type RangeFetch, RangeReader, type RangeStatistics } from '../../src/storage/range-reader.js';
+import {
+  type RangeFetch,
+  type RangePartsFetch,
+  RangeReader,
+  type RangeStatistics,
+} from '../../src/storage/range-reader.js';
 
 const FILE = randomBytes(10_000);
 const BLOCK = 1_000;
@@ -144,6 +149,57 @@ describe('remote reads through the block cache', () => {
     failing = false;
     assert.ok((await source.read(3_100, 10)).equals(FILE.subarray(3_100, 3_110)));
     assert.equal(statistics.requests, 2);
+  });
+
+  it('a store that answers in blocks: the same bytes, each block held as the store sent it, no copy', async () => {
+    const sent: Buffer[] = [];
+    const log: [number, number][] = [];
+    const parts: RangePartsFetch = async (offset, length, partBytes) => {
+      log.push([offset, length]);
+      const bytes = FILE.subarray(offset, offset + length);
+      const answer: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += partBytes) {
+        const part = Buffer.allocUnsafeSlow(Math.min(partBytes, bytes.length - at));
+        bytes.copy(part, 0, at, at + part.length);
+        answer.push(part);
+      }
+      sent.push(...answer);
+      return answer;
+    };
+    const wholeReads: number[] = [];
+    const cache = new BlockCache(1024 * 1024, BLOCK);
+    const statistics: RangeStatistics = { requests: 0, bytes: 0 };
+    const source = new RangeReader(
+      new URL('s3://bucket/f.tif'),
+      async (offset, length) => {
+        wholeReads.push(offset);
+        return store()(offset, length);
+      },
+      statistics,
+      cache,
+      parts,
+    );
+    let seed = 11;
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % below;
+    };
+    for (let i = 0; i < 100; i++) {
+      const offset = next(FILE.length);
+      const length = 1 + next(2_500);
+      const expected = FILE.subarray(offset, offset + length);
+      assert.ok((await source.read(offset, length)).equals(expected), `${offset}+${length}`);
+    }
+    assert.deepEqual(wholeReads, [], 'block runs all came in parts');
+    assert.ok(log.length > 0 && log.every(([offset, length]) => offset % BLOCK === 0 && length % BLOCK === 0));
+    for (let index = 0; index < 10; index++) {
+      const held = cache.get('s3://bucket/f.tif', index);
+      if (held) assert.ok(sent.includes(held), `block ${index} is the buffer the store sent`);
+    }
+    assert.equal(
+      statistics.bytes,
+      sent.reduce((sum, part) => sum + part.length, 0),
+    );
   });
 
   it('a failed read-ahead leaves no unhandled rejection for the blocks nobody asked for', async () => {
