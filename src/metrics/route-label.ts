@@ -1,9 +1,7 @@
 /**
  * The route template of a request (never its URL), for the metrics' `route` label and the trace's
- * `http.route`: a guess from the URL for what the lanes before fastify take, kept by the caller,
- * unless fastify's onRequest hook named the route it matched on the response. The guess is not
- * written onto the response: a property added to a ServerResponse before node writes it made
- * node's own work on every lane answer slower (about 2 us an answer, docs/operations.md).
+ * `http.route`: marked on the response when the request comes in (a guess for what the lanes
+ * before fastify take) and replaced by fastify's onRequest hook with the route it matched.
  */
 import type { ServerResponse } from 'node:http';
 import { COVERAGE_PATH } from '../api/coverage/coverage-route.js';
@@ -22,10 +20,12 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * The lanes (tile-lane.ts, coverage-lane.ts) take only what these routes match; when fastify
  * answers instead, its hook names the route (setRoute).
  */
-export function laneRouteOf(url: string): string | undefined {
-  if (url.startsWith('/tiles/v3/')) return url.startsWith('/tiles/v3/surveys/') ? SURVEY_TILE_PATH : LOCATION_TILE_PATH;
-  if (url.startsWith(COVERAGE_PATH)) return COVERAGE_PATH;
-  return undefined;
+export function markLaneRoute(response: ServerResponse, url: string): void {
+  let route: string | undefined;
+  if (url.startsWith('/tiles/v3/'))
+    route = url.startsWith('/tiles/v3/surveys/') ? SURVEY_TILE_PATH : LOCATION_TILE_PATH;
+  else if (url.startsWith(COVERAGE_PATH)) route = COVERAGE_PATH;
+  (response as Routed)[ROUTE] = route;
 }
 
 /** For fastify's routes: the matched route template (its onRequest hook calls this). */
@@ -33,7 +33,6 @@ export function setRoute(response: ServerResponse, route: string | undefined): v
   (response as Routed)[ROUTE] = route ?? UNMATCHED_ROUTE;
 }
 
-/** fastify's route if it matched one, else the lanes' guess (`laneRouteOf` of the request's URL). */
-export function routeOf(response: ServerResponse, laneRoute: string | undefined): string {
-  return (response as Routed)[ROUTE] ?? laneRoute ?? UNMATCHED_ROUTE;
+export function routeOf(response: ServerResponse): string {
+  return (response as Routed)[ROUTE] ?? UNMATCHED_ROUTE;
 }

@@ -31,7 +31,7 @@ import {
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config/otel-config.js';
-import { laneRouteOf, routeOf } from '../metrics/route-label.js';
+import { markLaneRoute, routeOf } from '../metrics/route-label.js';
 import { packageVersion } from '../version.js';
 
 type NodeHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -76,9 +76,9 @@ export class Tracing {
         },
         parent,
       );
-      const laneRoute = laneRouteOf(request.url ?? '');
+      markLaneRoute(response, request.url ?? '');
       response.once('close', () => {
-        const route = routeOf(response, laneRoute);
+        const route = routeOf(response);
         const status = response.statusCode;
         span.updateName(`${method} ${route}`);
         span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
