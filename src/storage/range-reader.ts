@@ -71,7 +71,8 @@ export class RangeReader implements IntoSource {
   ) {
     this.url = url;
     this.#fetch = fetch;
-    this.#fetchParts = fetchParts;
+    // Parts are blocks: without a block cache there is nothing to cut them for.
+    this.#fetchParts = blocks ? fetchParts : undefined;
     this.#statistics = statistics;
     this.#blocks = blocks;
     this.#file = url.href;
@@ -188,6 +189,7 @@ export class RangeReader implements IntoSource {
       // Runs of whole blocks (all a block cache asks for) come in blocks when the store can send them so.
       const inBlocks =
         this.#fetchParts !== undefined &&
+        size > 0 &&
         members.every((w) => w.end > w.offset && w.offset % size === 0 && w.end % size === 0);
       const sent: Promise<Fetched> = inBlocks ? this.#sendParts(from, end - from, size) : this.#send(from, end - from);
       sent.then(

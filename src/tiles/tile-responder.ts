@@ -189,7 +189,7 @@ export class TileResponder {
       const started = performance.now();
       const step = this.#lookUp(query, conditions, timings, started);
       if (step.remembered) {
-        const answer = this.#rememberedAnswer(caller, step, timings);
+        const answer = this.#rememberedAnswer(caller, step, step.remembered, timings);
         this.#observer?.answered(answer);
         return answer;
       }
@@ -226,8 +226,8 @@ export class TileResponder {
   }
 
   /** A remembered pass-through tile (or 304), as the drawn path below would answer it. */
-  #rememberedAnswer(caller: ApiKeyLookup, step: LookUp, timings: Timing[]): TileAnswer {
-    const { etag, rendered } = step.remembered as RememberedTile;
+  #rememberedAnswer(caller: ApiKeyLookup, step: LookUp, remembered: RememberedTile, timings: Timing[]): TileAnswer {
+    const { etag, rendered } = remembered;
     const headers = ['etag', etag, 'cache-control', step.cacheControl];
     if (matchesIfNoneMatch(step.conditions.ifNoneMatch, etag))
       return { status: 304, headers, body: undefined, timings };
