@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # chromium: the map page tests; PostgreSQL/PostGIS, Redis and nginx: the scale-out tests start
 # their own throwaway servers of these (test/support/servers.ts), never a system-wide one;
-# prometheus: test/deploy/prometheus.test.ts scrapes its own servers with its own Prometheus.
-bash scripts/setup.sh chromium postgresql-15 postgresql-15-postgis-3 redis-server nginx-light python3-owslib qgis python3-qgis prometheus
+# prometheus: test/deploy/prometheus.test.ts scrapes its own servers with its own Prometheus;
+# openssl: test/storage/socket-get-pool.test.ts makes its own TLS certificate.
+bash scripts/setup.sh chromium postgresql-15 postgresql-15-postgis-3 redis-server nginx-light python3-owslib qgis python3-qgis prometheus openssl
 node_modules/.bin/biome check .
 node_modules/.bin/tsc --noEmit -p tsconfig.json
 for project in packages/*/tsconfig.json; do

@@ -1,6 +1,6 @@
 /**
- * Range GETs of S3 objects signed here (AWS Signature Version 4) and sent on a keep-alive agent,
- * without the SDK. A tile read is one small GET, and through the SDK's client each one cost about
+ * Range GETs of S3 objects signed here (AWS Signature Version 4) and sent on kept-alive
+ * connections of their own (socket-get-pool.ts), without the SDK. A tile read is one small GET, and through the SDK's client each one cost about
  * 1.6 ms of the event loop (endpoint rules, serde schemas, middleware, signing: bench/storage,
  * docs/benchmarks.md), several times what sending the tile costs. Writes, listings and the
  * start-up check stay the SDK's (s3-storage.ts); credentials come from the SDK's own chain, so a
@@ -11,14 +11,16 @@
  * host, range and x-amz-* headers, and the hash of the empty payload.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { type BodySink, SocketGetPool } from './socket-get-pool.js';
 
 export interface SigningCredentials {
   accessKeyId: string;
   secretAccessKey: string;
   sessionToken?: string;
 }
+
+/** A connection to the store idle this long is closed (S3 closes its own after about 20 s). */
+const IDLE_CONNECTION_MS = 15_000;
 
 /** SHA-256 of an empty payload: a GET's body. */
 const EMPTY_PAYLOAD_HASH = createHash('sha256').update('').digest('hex');
@@ -105,94 +107,114 @@ export interface S3RangeGetOptions {
   /** The SDK client's credential provider (it caches and refreshes). */
   credentials: () => Promise<SigningCredentials>;
   timeoutMs: number;
-  agent: HttpAgent | HttpsAgent;
+  /** Connections to the store at most (GETs beyond wait their turn). */
+  maxConnections: number;
   /** The signing time. */
   now: () => Date;
 }
 
-/** A GET's answer, read whole into one buffer of the announced length. */
-function bodyOf(response: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const announced = Number(response.headers['content-length']);
+/** An error answer's body is read this far, for the store's error code. */
+const ERROR_BODY_BYTES = 2048;
+
+/** The body whole, in one buffer of the announced length (or gathered, when none is announced). */
+function wholeBody(announced: number | undefined): BodySink<Buffer> {
+  if (announced === undefined) {
     const chunks: Buffer[] = [];
-    let length = 0;
-    response.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      length += chunk.length;
-    });
-    response.on('error', reject);
-    response.on('end', () => {
-      if (Number.isFinite(announced) && length !== announced)
-        reject(new Error(`object storage sent ${length} of ${announced} bytes`));
-      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length));
-    });
-  });
+    return {
+      write: (buffer, from, to) => chunks.push(Buffer.from(buffer.subarray(from, to))),
+      finish: () => Buffer.concat(chunks),
+    };
+  }
+  const body = Buffer.allocUnsafe(announced);
+  let filled = 0;
+  return {
+    write: (buffer, from, to) => {
+      filled += buffer.copy(body, filled, from, to);
+    },
+    finish: () => body,
+  };
 }
 
 /**
- * A GET's answer written into buffers of `partBytes` each as it arrives (the last one shorter),
- * each allocated at its own size, so each owns its memory (range-reader.ts RangePartsFetch).
+ * The body written into buffers of `partBytes` each as it arrives (the last one shorter), each
+ * allocated at its own size, so each owns its memory (range-reader.ts RangePartsFetch).
  */
-function partsOf(response: IncomingMessage, partBytes: number): Promise<Buffer[]> {
-  return new Promise((resolve, reject) => {
-    const announced = Number(response.headers['content-length']);
-    if (!Number.isSafeInteger(announced) || announced < 0) {
-      // No length to size the parts by: whole, then cut (and copied, so each part owns its memory).
-      bodyOf(response).then((body) => {
+function bodyInParts(announced: number | undefined, partBytes: number): BodySink<Buffer[]> {
+  if (announced === undefined) {
+    // No length to size the parts by: whole, then cut (and copied, so each part owns its memory).
+    const whole = wholeBody(undefined);
+    return {
+      write: whole.write,
+      finish: () => {
+        const body = whole.finish();
         const parts: Buffer[] = [];
         for (let at = 0; at < body.length; at += partBytes) parts.push(Buffer.from(body.subarray(at, at + partBytes)));
-        resolve(parts);
-      }, reject);
-      return;
-    }
-    const parts: Buffer[] = [];
-    let part: Buffer | undefined;
-    let filled = 0;
-    let length = 0;
-    response.on('data', (chunk: Buffer) => {
-      for (let at = 0; at < chunk.length; ) {
+        return parts;
+      },
+    };
+  }
+  const parts: Buffer[] = [];
+  let part: Buffer | undefined;
+  let filled = 0;
+  return {
+    write: (buffer, from, to) => {
+      for (let at = from; at < to; ) {
         if (!part || filled === part.length) {
-          const left = announced - parts.length * partBytes;
-          if (left <= 0) {
-            response.destroy(new Error(`object storage sent more than the ${announced} bytes it announced`));
-            return;
-          }
-          part = Buffer.allocUnsafeSlow(Math.min(partBytes, left));
+          part = Buffer.allocUnsafeSlow(Math.min(partBytes, announced - parts.length * partBytes));
           parts.push(part);
           filled = 0;
         }
-        const copied = chunk.copy(part, filled, at);
+        const copied = buffer.copy(part, filled, at, to);
         filled += copied;
         at += copied;
-        length += copied;
       }
-    });
-    response.on('error', reject);
-    response.on('end', () => {
-      if (length !== announced) reject(new Error(`object storage sent ${length} of ${announced} bytes`));
-      else resolve(parts);
-    });
-  });
+    },
+    finish: () => parts,
+  };
+}
+
+/** An error answer: its first bytes are kept for the store's error code, and `finish` throws. */
+function errorBody(status: number, path: string): BodySink<never> {
+  let text = '';
+  return {
+    write: (buffer, from, to) => {
+      if (text.length < ERROR_BODY_BYTES) text += buffer.toString('utf8', from, Math.min(to, from + ERROR_BODY_BYTES));
+    },
+    finish: () => {
+      const code = /<Code>([^<]*)<\/Code>/.exec(text)?.[1];
+      throw new Error(`object storage answered HTTP ${status}${code ? ` ${code}` : ''} to a range read of ${path}`);
+    },
+  };
 }
 
 export class S3RangeGet {
   readonly #options: S3RangeGetOptions;
   readonly #base: URL;
   readonly #keys = new Map<string, Buffer>();
+  readonly #connections: SocketGetPool;
 
   constructor(options: S3RangeGetOptions) {
     this.#options = options;
     this.#base = new URL(options.endpoint);
+    this.#connections = new SocketGetPool({
+      origin: this.#base,
+      maxConnections: options.maxConnections,
+      idleMs: IDLE_CONNECTION_MS,
+    });
   }
 
   /** `length` bytes of the object at `offset` (to its end when undefined); any other answer throws. */
   get(bucket: string, key: string, offset: number, length: number | undefined): Promise<Buffer> {
-    return this.#get(bucket, key, offset, length, bodyOf);
+    return this.#get(bucket, key, offset, length, wholeBody);
   }
 
   /** `get`, the bytes in parts of `partBytes` (RangePartsFetch). */
   getParts(bucket: string, key: string, offset: number, length: number, partBytes: number): Promise<Buffer[]> {
-    return this.#get(bucket, key, offset, length, (response) => partsOf(response, partBytes));
+    return this.#get(bucket, key, offset, length, (announced) => bodyInParts(announced, partBytes));
+  }
+
+  close(): void {
+    this.#connections.close();
   }
 
   async #get<T>(
@@ -200,56 +222,30 @@ export class S3RangeGet {
     key: string,
     offset: number,
     length: number | undefined,
-    read: (response: IncomingMessage) => Promise<T>,
+    sink: (announced: number | undefined) => BodySink<T>,
   ): Promise<T> {
     const range = length === undefined ? `bytes=${offset}-` : `bytes=${offset}-${offset + length - 1}`;
     const prefix = this.#base.pathname.replace(/\/+$/, '');
     const path = `${prefix}${objectPath(bucket, key)}`;
-    try {
-      return await this.#send(path, range, read);
-    } catch (error) {
-      // A kept-alive connection the store closed just as it was reused: once more on a new one
-      // (node's documented answer to that race), as the SDK's one retry did.
-      if ((error as { reusedSocket?: boolean }).reusedSocket) return this.#send(path, range, read);
-      throw error;
-    }
-  }
-
-  async #send<T>(path: string, range: string, read: (response: IncomingMessage) => Promise<T>): Promise<T> {
-    const { region, timeoutMs, agent } = this.#options;
-    const base = this.#base;
+    const { region, timeoutMs } = this.#options;
     const { headers } = signRangeGet(
-      { host: base.host, path, range, region, now: this.#options.now() },
+      { host: this.#base.host, path, range, region, now: this.#options.now() },
       await this.#options.credentials(),
       this.#keys,
     );
-    const send = base.protocol === 'https:' ? httpsRequest : httpRequest;
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const outgoing = send(
-        {
-          protocol: base.protocol,
-          hostname: base.hostname,
-          port: base.port,
-          path,
-          method: 'GET',
-          headers,
-          agent,
-          signal: AbortSignal.timeout(timeoutMs),
-        },
-        resolve,
-      );
-      outgoing.on('error', (error: Error & { reusedSocket?: boolean }) => {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (outgoing.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE')) error.reusedSocket = true;
-        reject(error);
-      });
-      outgoing.end();
-    });
-    const status = response.statusCode ?? 0;
-    if (status === 206 || (status === 200 && range.endsWith('-') && range.startsWith('bytes=0-')))
-      return read(response);
-    const body = await bodyOf(response);
-    const code = /<Code>([^<]*)<\/Code>/.exec(body.toString('utf8', 0, Math.min(body.length, 2048)))?.[1];
-    throw new Error(`object storage answered HTTP ${status}${code ? ` ${code}` : ''} to a range read of ${path}`);
+    let lines = '';
+    for (const name in headers) lines += `${name}: ${headers[name]}\r\n`;
+    // The whole object answers an open range from 0 with a 200; any other range wants a 206.
+    const wholeObject = offset === 0 && length === undefined;
+    return this.#connections.get(
+      path,
+      lines,
+      (head) => {
+        if (head.status !== 206 && !(head.status === 200 && wholeObject)) return errorBody(head.status, path);
+        const announced = head.headers.get('content-length');
+        return sink(announced === undefined ? undefined : Number(announced));
+      },
+      timeoutMs,
+    );
   }
 }

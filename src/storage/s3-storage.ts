@@ -29,6 +29,8 @@ import { RangeReader, type RangeStatistics } from './range-reader.js';
 import { S3RangeGet } from './s3-range-get.js';
 import { isKey, type StoredObject, type SurveyStorage } from './storage.js';
 
+/** Connections to the store at most, for the SDK and for range reads each. */
+const MAX_CONNECTIONS = 64;
 /** Parts of a multipart upload: S3's minimum is 5 MiB; four go at once. */
 const PART_BYTES = 16 * 1024 * 1024;
 
@@ -80,8 +82,8 @@ export class S3Storage implements SurveyStorage {
     this.location = location;
     this.description = `s3://${location.bucket}/${location.prefix}`;
     this.blocks = location.cacheMb ? new BlockCache(location.cacheMb * 1024 * 1024) : undefined;
-    const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64 });
-    const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64 });
+    const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: MAX_CONNECTIONS });
+    const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: MAX_CONNECTIONS });
     const client = new S3Client({
       region: location.region,
       ...(location.endpoint ? { endpoint: location.endpoint, forcePathStyle: true } : {}),
@@ -107,7 +109,7 @@ export class S3Storage implements SurveyStorage {
             // The SDK's own chain: explicit keys, or whatever it resolves and refreshes.
             credentials: () => client.config.credentials(),
             timeoutMs: location.timeoutMs,
-            agent: endpoint.startsWith('https:') ? httpsAgent : httpAgent,
+            maxConnections: MAX_CONNECTIONS,
             // Corrected by the skew the SDK has learnt from the store, as the SDK's signer is.
             now: () => new Date(signingTime().getTime() + (client.config.systemClockOffset ?? 0)),
           });
@@ -219,6 +221,7 @@ export class S3Storage implements SurveyStorage {
   }
 
   async close(): Promise<void> {
+    this.#rangeGet?.close();
     this.#client.destroy();
   }
 }
