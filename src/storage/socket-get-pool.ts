@@ -68,43 +68,55 @@ class Connection {
           } as ConnectionOptions)
         : connectTcp({ host, port, onread });
     this.socket.setNoDelay(true);
-    const closed = (error?: Error) => {
-      if (!this.closed) {
-        this.closed = true;
-        this.socket.destroy();
-        onClose(this);
-      }
-      const exchange = this.exchange;
-      if (!exchange) return;
-      this.exchange = undefined;
-      try {
-        // The end of a close-delimited body, or an answer cut short: a reset, as node:http says.
-        exchange.parser.end();
-      } catch (cut) {
-        exchange.fail(error ?? Object.assign(cut as Error, { code: 'ECONNRESET' }));
-      }
-    };
-    this.socket.on('error', closed);
-    this.socket.on('end', () => closed());
-    this.socket.on('close', () => closed());
-    this.socket.on('timeout', () => this.socket.destroy());
+    this.#onClose = onClose;
+    this.socket.on('error', (error) => this.destroy(error));
+    this.socket.on('end', () => this.destroy());
+    this.socket.on('close', () => this.destroy());
+    // Idle too long (the pool sets the time only while the connection waits in it).
+    this.socket.on('timeout', () => this.destroy());
+  }
+
+  readonly #onClose: (connection: Connection) => void;
+
+  /**
+   * Closes the connection at once, out of the pool before anyone can take it again. An answer
+   * under way ends: a close-delimited body is complete with the end of the connection (not with
+   * an error), anything else was cut short (a reset, as node:http calls it).
+   */
+  destroy(error?: Error): void {
+    if (!this.closed) {
+      this.closed = true;
+      this.socket.destroy();
+      this.#onClose(this);
+    }
+    const exchange = this.exchange;
+    if (!exchange) return;
+    this.exchange = undefined;
+    if (error) {
+      exchange.fail(error);
+      return;
+    }
+    try {
+      exchange.parser.end();
+    } catch (cut) {
+      exchange.fail(Object.assign(cut as Error, { code: 'ECONNRESET' }));
+    }
   }
 
   #received(buffer: Buffer, bytes: number): boolean {
     const exchange = this.exchange;
     if (!exchange) {
       // Bytes nobody asked for: the connection can no longer be trusted to frame the next answer.
-      this.socket.destroy();
+      this.destroy();
       return false;
     }
     exchange.answered = true;
     try {
       const used = exchange.parser.feed(buffer, 0, bytes);
-      if (used < bytes) this.socket.destroy();
+      // More than the answer: not to be reused (the answer itself may already be in the pool's hands).
+      if (used < bytes) this.destroy();
     } catch (error) {
-      this.exchange = undefined;
-      this.socket.destroy();
-      exchange.fail(error as Error);
+      this.destroy(error as Error);
     }
     return true;
   }
@@ -147,7 +159,7 @@ export class SocketGetPool {
   /** Closes every connection: GETs under way fail, later ones are refused. */
   close(): void {
     this.#closed = true;
-    for (const connection of this.#all) connection.socket.destroy(new Error('the storage connections are closed'));
+    for (const connection of [...this.#all]) connection.destroy(new Error('the storage connections are closed'));
     for (const wake of this.#waiting.splice(0)) wake();
   }
 
@@ -165,7 +177,10 @@ export class SocketGetPool {
         return connection;
       }
       // A retry needs a new connection: room is made by closing an idle one.
-      if (fresh) this.#idle.shift()?.socket.destroy();
+      if (fresh && this.#idle.length > 0) {
+        this.#idle[0]?.destroy();
+        continue;
+      }
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     }
   }
@@ -180,7 +195,7 @@ export class SocketGetPool {
   #release(connection: Connection, keepAlive: boolean): void {
     connection.exchange = undefined;
     if (!keepAlive || connection.closed || this.#closed) {
-      connection.socket.destroy();
+      connection.destroy();
       return;
     }
     connection.reused = true;
@@ -208,7 +223,7 @@ export class SocketGetPool {
         if (framed) this.#release(connection, keepAlive);
         else {
           connection.exchange = undefined;
-          connection.socket.destroy();
+          connection.destroy();
         }
         if (error) reject(error);
         else resolve(value as T);

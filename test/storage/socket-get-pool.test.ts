@@ -142,6 +142,15 @@ describe('GETs on kept-alive connections read into one buffer (socket-get-pool.t
     assert.equal(await get('/after'), '/after');
   });
 
+  it('a body that ends with the connection is whole at its end, and cut short by a reset', async () => {
+    const { get } = await setUp((path, socket) => {
+      socket.write('HTTP/1.1 206 Partial Content\r\n\r\nto the end');
+      setTimeout(() => (path === '/reset' ? socket.resetAndDestroy() : socket.end()), 20);
+    });
+    assert.equal(await get('/end'), 'to the end');
+    await assert.rejects(get('/reset'), /ECONNRESET/);
+  });
+
   it('fails on an answer that is not HTTP, and on a server that refuses the connection', async () => {
     const { get } = await setUp((_, socket) => socket.write('SSH-2.0-OpenSSH\r\n\r\n'));
     await assert.rejects(get('/a'), /not an HTTP\/1.x status line/);
