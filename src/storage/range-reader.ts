@@ -17,7 +17,13 @@ export type RangeFetch = (offset: number, length: number | undefined) => Promise
  * whole answer to allocate and cut apart again. Large short-lived buffers are what the garbage
  * collector pays for on this path (docs/deploy.md).
  */
-export type RangePartsFetch = (offset: number, length: number, partBytes: number) => Promise<Buffer[]>;
+export type RangePartsFetch = (
+  offset: number,
+  length: number,
+  partBytes: number,
+  /** Called as each part is complete, in order, before the whole answer is. */
+  arrived?: (index: number, part: Buffer) => void,
+) => Promise<Buffer[]>;
 
 /** A fetched range: whole, or in parts (RangePartsFetch). */
 type Fetched = Buffer | Buffer[];
@@ -34,6 +40,8 @@ interface Wanted {
   end: number;
   resolve(bytes: Fetched): void;
   reject(error: unknown): void;
+  /** Its blocks one by one as they come, when the store answers in blocks (index from its start). */
+  arrived?: (index: number, block: Buffer) => void;
 }
 
 export interface RangeStatistics {
@@ -128,26 +136,48 @@ export class RangeReader implements IntoSource {
     return Promise.all(parts).then((held) => cut(held, start, length));
   }
 
+  /**
+   * Block `index`, fetched with the blocks read ahead after it. Each block is held and handed to
+   * its readers the moment its last byte has come, not when the whole run has: a tile in the run's
+   * first block waits for 256 KiB, not 2 MiB.
+   */
   #block(blocks: BlockCache, index: number): Promise<Buffer> {
     const reading = this.#blocksInFlight.get(index);
     if (reading) return reading;
     const size = blocks.blockBytes;
     const count = this.#readAhead(blocks, index);
-    const run = this.#want(index * size, (index + count) * size);
+    const handed: ((part: Buffer) => void)[] = [];
+    const failed: ((error: unknown) => void)[] = [];
     for (let i = 0; i < count; i++) {
       const at = index + i;
-      const block = run
-        .then((bytes) => {
-          const part = Array.isArray(bytes) ? (bytes[i] ?? EMPTY) : bytes.subarray(i * size, (i + 1) * size);
+      const block = new Promise<Buffer>((resolve, reject) => {
+        handed.push((part) => {
+          if (this.#blocksInFlight.get(at) !== block) return;
+          this.#blocksInFlight.delete(at);
           // A run may reach past the end of the file: nothing there to hold.
           if (part.byteLength > 0) blocks.set(this.#file, at, part);
-          return part;
-        })
-        .finally(() => this.#blocksInFlight.delete(at));
+          resolve(part);
+        });
+        failed.push((error) => {
+          if (this.#blocksInFlight.get(at) !== block) return;
+          this.#blocksInFlight.delete(at);
+          reject(error);
+        });
+      });
       // Blocks read ahead may have no reader: their failure is their readers' to see, if any come.
       block.catch(() => undefined);
       this.#blocksInFlight.set(at, block);
     }
+    const hand = (i: number, part: Buffer) => handed[i]?.(part);
+    this.#want(index * size, (index + count) * size, hand).then(
+      (bytes) => {
+        for (let i = 0; i < count; i++)
+          hand(i, Array.isArray(bytes) ? (bytes[i] ?? EMPTY) : bytes.subarray(i * size, (i + 1) * size));
+      },
+      (error: unknown) => {
+        for (const fail of failed) fail(error);
+      },
+    );
     return this.#blocksInFlight.get(index) as Promise<Buffer>;
   }
 
@@ -169,10 +199,10 @@ export class RangeReader implements IntoSource {
   }
 
   /** Bytes `offset` to `end`, sent with the others asked for in this turn. */
-  #want(offset: number, end: number): Promise<Fetched> {
+  #want(offset: number, end: number, arrived?: Wanted['arrived']): Promise<Fetched> {
     return new Promise<Fetched>((resolve, reject) => {
       if (this.#batch.length === 0) setImmediate(() => this.#flush());
-      this.#batch.push({ offset, end, resolve, reject });
+      this.#batch.push({ offset, end, resolve, reject, arrived });
     });
   }
 
@@ -191,7 +221,15 @@ export class RangeReader implements IntoSource {
         this.#fetchParts !== undefined &&
         size > 0 &&
         members.every((w) => w.end > w.offset && w.offset % size === 0 && w.end % size === 0);
-      const sent: Promise<Fetched> = inBlocks ? this.#sendParts(from, end - from, size) : this.#send(from, end - from);
+      // A block that has come goes at once to the member whose range holds it.
+      const arrived = (index: number, block: Buffer) => {
+        const at = from + index * size;
+        for (const wanted of members)
+          if (at >= wanted.offset && at < wanted.end) wanted.arrived?.((at - wanted.offset) / size, block);
+      };
+      const sent: Promise<Fetched> = inBlocks
+        ? this.#sendParts(from, end - from, size, arrived)
+        : this.#send(from, end - from);
       sent.then(
         (bytes) => {
           for (const wanted of members) {
@@ -227,9 +265,14 @@ export class RangeReader implements IntoSource {
     return bytes;
   }
 
-  async #sendParts(offset: number, length: number, partBytes: number): Promise<Buffer[]> {
+  async #sendParts(
+    offset: number,
+    length: number,
+    partBytes: number,
+    arrived: (index: number, part: Buffer) => void,
+  ): Promise<Buffer[]> {
     this.#statistics.requests++;
-    const parts = await (this.#fetchParts as RangePartsFetch)(offset, length, partBytes);
+    const parts = await (this.#fetchParts as RangePartsFetch)(offset, length, partBytes, arrived);
     for (const part of parts) this.#statistics.bytes += part.byteLength;
     return parts;
   }

@@ -137,9 +137,14 @@ function wholeBody(announced: number | undefined): BodySink<Buffer> {
 
 /**
  * The body written into buffers of `partBytes` each as it arrives (the last one shorter), each
- * allocated at its own size, so each owns its memory (range-reader.ts RangePartsFetch).
+ * allocated at its own size, so each owns its memory (range-reader.ts RangePartsFetch); each is
+ * handed to `arrived` the moment it is full.
  */
-function bodyInParts(announced: number | undefined, partBytes: number): BodySink<Buffer[]> {
+function bodyInParts(
+  announced: number | undefined,
+  partBytes: number,
+  arrived?: (index: number, part: Buffer) => void,
+): BodySink<Buffer[]> {
   if (announced === undefined) {
     // No length to size the parts by: whole, then cut (and copied, so each part owns its memory).
     const whole = wholeBody(undefined);
@@ -167,6 +172,7 @@ function bodyInParts(announced: number | undefined, partBytes: number): BodySink
         const copied = buffer.copy(part, filled, at, to);
         filled += copied;
         at += copied;
+        if (filled === part.length) arrived?.(parts.length - 1, part);
       }
     },
     finish: () => parts,
@@ -209,8 +215,15 @@ export class S3RangeGet {
   }
 
   /** `get`, the bytes in parts of `partBytes` (RangePartsFetch). */
-  getParts(bucket: string, key: string, offset: number, length: number, partBytes: number): Promise<Buffer[]> {
-    return this.#get(bucket, key, offset, length, (announced) => bodyInParts(announced, partBytes));
+  getParts(
+    bucket: string,
+    key: string,
+    offset: number,
+    length: number,
+    partBytes: number,
+    arrived?: (index: number, part: Buffer) => void,
+  ): Promise<Buffer[]> {
+    return this.#get(bucket, key, offset, length, (announced) => bodyInParts(announced, partBytes, arrived));
   }
 
   close(): void {

@@ -143,7 +143,8 @@ export class S3Storage implements SurveyStorage {
         this.statistics,
         this.blocks,
         // Blocks written as they arrive where nadir sends the GETs itself (not through the SDK).
-        rangeGet && ((offset, length, partBytes) => rangeGet.getParts(bucket, key, offset, length, partBytes)),
+        rangeGet &&
+          ((offset, length, partBytes, arrived) => rangeGet.getParts(bucket, key, offset, length, partBytes, arrived)),
       );
       // Readers are cheap; the open-COG cache above bounds how many files are in use.
       if (this.#readers.size > 4096) this.#readers.clear();

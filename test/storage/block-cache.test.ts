@@ -225,4 +225,40 @@ describe('remote reads through the block cache', () => {
       process.off('unhandledRejection', note);
     }
   });
+
+  it('a block of a run goes to its readers when it has come, before the rest of the run', async () => {
+    // The store sends the first block of an answer, then holds the rest until the gate opens.
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const parts: RangePartsFetch = async (offset, length, partBytes, arrived) => {
+      const answer: Buffer[] = [];
+      for (let at = offset; at < offset + length; at += partBytes) {
+        if (at > offset) await gate;
+        const part = Buffer.from(FILE.subarray(at, at + partBytes));
+        answer.push(part);
+        arrived?.(answer.length - 1, part);
+      }
+      return answer;
+    };
+    const statistics: RangeStatistics = { requests: 0, bytes: 0 };
+    const cache = new BlockCache(1024 * 1024, BLOCK);
+    const source = new RangeReader(new URL('s3://bucket/f.tif'), store(), statistics, cache, parts);
+    // Blocks 1 and 2 asked for in one turn: one request, its parts in that order.
+    const firstRead = source.read(BLOCK + 5, 10);
+    let lastCame = false;
+    const last = source.read(2 * BLOCK + 5, 10).then((bytes) => {
+      lastCame = true;
+      return bytes;
+    });
+    const first = await firstRead;
+    assert.ok(first.equals(FILE.subarray(BLOCK + 5, BLOCK + 15)));
+    assert.equal(statistics.requests, 1, 'blocks 1 and 2 are one request');
+    assert.ok(cache.has('s3://bucket/f.tif', 1), 'block 1 is held as it comes');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(lastCame, false, 'block 2 is still on its way');
+    open();
+    assert.ok((await last).equals(FILE.subarray(2 * BLOCK + 5, 2 * BLOCK + 15)));
+  });
 });
