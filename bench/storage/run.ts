@@ -4,6 +4,8 @@
  * test suite's S3 server), in the same run: pass-through and composite tiles on a fresh server
  * (cold: each tile once), pass-through tiles again under load (warm), and a 2000 px raster
  * download. What nadir fetches from the bucket is counted by a proxy in front of s3rver.
+ * NADIR_BENCH_BUCKET_DELAY_MS and NADIR_BENCH_BUCKET_MBPS make that proxy a bucket farther away
+ * (each answer that much later, its body no faster than that many MB/s), for measuring by hand.
  */
 import { readdir } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -264,7 +266,11 @@ export async function measureStorage(
   const loadStart = loadavg();
   const data = await tileData({ fresh: options.fresh, log });
   const s3 = await startS3(BUCKET);
-  const proxy = await startCountingProxy(s3.endpoint);
+  // By hand only (the figures of record are on loopback): a bucket farther away.
+  const delayMs = Number(process.env.NADIR_BENCH_BUCKET_DELAY_MS ?? 0);
+  const mbps = Number(process.env.NADIR_BENCH_BUCKET_MBPS ?? 0);
+  const proxy = await startCountingProxy(s3.endpoint, { delayMs, bytesPerMs: (mbps * 1e6) / 1000 });
+  const distance = delayMs || mbps ? `, each answer ${delayMs} ms late and at most ${mbps} MB/s` : '';
   const precut = await scratchDir('storage-precut');
   try {
     const s3Env = { ...s3.env, NADIR_STORAGE: `s3://${BUCKET}/${PREFIX}` };
@@ -298,7 +304,7 @@ export async function measureStorage(
       settings,
       machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', loadStart, loadEnd: loadavg() },
       versions: { node: process.version },
-      store: 's3rver (npm @20minutes/s3rver) on loopback, behind a counting proxy in the benchmark process',
+      store: `s3rver (npm @20minutes/s3rver) on loopback, behind a counting proxy in the benchmark process${distance}`,
       surveys: files,
       blocks: { blockBytes: BLOCK_BYTES, cacheMb: BLOCK_CACHE_MB },
       measurements,
