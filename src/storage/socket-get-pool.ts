@@ -3,10 +3,9 @@
  * (net's `onread`), framed by response-parser.ts, the body handed on as it arrives.
  *
  * Why not node:http's client: it allocates a new 64 KiB buffer for every socket read and passes
- * each through a stream, an IncomingMessage and its events. Reading survey files from object
- * storage that way cost nadir 1.7-2.3 CPU ms a MiB, much of it the garbage collector's, against
- * 0.3 ms with one reused buffer (docs/deploy.md, "Object storage"). Blocks of survey files are
- * where a cold tile on object storage spends its CPU.
+ * each through a stream, an IncomingMessage and its events. Reading a survey file from s3rver
+ * into blocks cost 3.23 CPU ms a MiB that way and 1.90 this way (bench/storage/block-reads.ts,
+ * docs/deploy.md "Connections of its own").
  *
  * One request a connection at a time (no pipelining); at most `maxConnections` open, further
  * GETs wait their turn. A connection the server closed while it sat idle is found out when it is
