@@ -1,8 +1,9 @@
 /**
  * Range GETs of S3 objects signed here (AWS Signature Version 4) and sent on kept-alive
- * connections of their own (socket-get-pool.ts), without the SDK. A tile read is one small GET, and through the SDK's client each one cost about
- * 1.6 ms of the event loop (endpoint rules, serde schemas, middleware, signing: bench/storage,
- * docs/benchmarks.md), several times what sending the tile costs. Writes, listings and the
+ * connections of their own (socket-get-pool.ts), without the SDK. A tile read is one small GET,
+ * and through the SDK's client each one cost about 1.6 ms of the event loop (endpoint rules, serde
+ * schemas, middleware, signing: bench/storage, docs/benchmarks.md), several times what sending
+ * the tile costs. Writes, listings and the
  * start-up check stay the SDK's (s3-storage.ts); credentials come from the SDK's own chain, so a
  * key that rotates is picked up as the SDK would.
  *
