@@ -49,11 +49,6 @@ export class ResponseParser {
     return this.#state === 'done';
   }
 
-  /** Whether the answer so far ends only with the connection (no length of its own). */
-  get closeDelimited(): boolean {
-    return this.#state === 'close';
-  }
-
   /**
    * Frames `buffer[from, to)`. Returns where the answer ended when it ended inside these bytes
    * (what follows is not part of it), else `to`. Throws on bytes that are not an HTTP answer.
