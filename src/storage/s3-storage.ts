@@ -2,12 +2,12 @@
  * Survey files in an S3 bucket (or an S3-compatible store: NADIR_S3_ENDPOINT, path-style).
  * Credentials and region come from the standard AWS variables (AWS_ACCESS_KEY_ID, ..., AWS_REGION),
  * through the SDK's own chain. Writes are multipart uploads (an object appears only when
- * complete); reads are range GETs on a keep-alive agent, batched by RangeReader; GDAL reads the
- * same objects through /vsis3/ with the same endpoint and credentials (gdal-settings.ts).
+ * complete); reads are range GETs on kept-alive connections, batched by RangeReader; GDAL reads
+ * the same objects through /vsis3/ with the same endpoint and credentials (gdal-settings.ts).
  *
  * On an S3-compatible store (NADIR_S3_ENDPOINT), given the time to sign with (composition.ts passes
- * the wall clock), the range GETs are signed and sent by
- * s3-range-get.ts instead of the SDK, which spent about 1.6 ms of the event loop on each. On AWS's
+ * the wall clock), the range GETs are signed and sent by s3-range-get.ts on connections of its
+ * own (socket-get-pool.ts) instead of the SDK, which spent about 1.6 ms of the event loop on each. On AWS's
  * own endpoints they stay the SDK's: its endpoint rules (virtual hosts, dual-stack, FIPS) are not
  * repeated here, and no test here can reach AWS.
  */
