@@ -46,14 +46,26 @@ export interface TileQuery {
 export const MAX_FILE_LENGTH = 32;
 export const MAX_SURVEY_ID_LENGTH = 128;
 const MOSAICS = ['latest', 'earliest'] as const;
-const DIGITS = /^\d{1,10}$/;
 
 function clip(text: string): string {
   return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}...` : text);
 }
 
+/** `text` as a whole number if it is 1 to 10 ASCII digits (no sign, space or exponent), else NaN. */
+function digitsValue(text: string): number {
+  if (text.length === 0 || text.length > 10) return Number.NaN;
+  let value = 0;
+  for (let i = 0; i < text.length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
 function integerIn(name: string, text: string, max: number): number {
-  const value = DIGITS.test(text) ? Number(text) : Number.NaN;
+  // A loop, not a regular expression and Number(): three of these run for every tile request.
+  const value = digitsValue(text);
   if (!(value >= 0 && value <= max)) {
     throw invalidParameter(name, `${name} must be a whole number from 0 to ${max}, got ${clip(text)}`);
   }
@@ -76,7 +88,8 @@ export function parseTileAddress(zText: string, xText: string, file: string): { 
   const dot = file.lastIndexOf('.');
   const format = oneOf('format', dot < 0 ? '' : file.slice(dot + 1), TILE_FORMATS);
   const z = integerIn('z', zText, MAX_ZOOM);
-  const last = 2 ** z - 1;
+  // z is at most MAX_ZOOM (24) here, so a shift, not Math.pow (which `2 ** z` calls for a variable z).
+  const last = (1 << z) - 1;
   const x = integerIn('x', xText, last);
   const y = integerIn('y', file.slice(0, dot), last);
   return { tile: { z, x, y }, format };
@@ -97,20 +110,16 @@ export function parseTileQuery(path: TilePath, query: TileQueryString, today: ()
   return { surveyId: path.surveyId, type, tile, format, filter };
 }
 
-/** What the answer to a query depends on, as one string: the same for every request of it. */
+/**
+ * What the answer to a query depends on, as one string: the same for every request of it. Asked
+ * on every tile request, so the common one (no survey id, no tags) is built without
+ * JSON.stringify: its parts are checked words and numbers without spaces (dates are ISO dates by
+ * now), while a survey id and tags, which may hold anything, come JSON-encoded after them.
+ */
 export function tileQueryKey(query: TileQuery): string {
   const { surveyId, tile, format, filter } = query;
-  return JSON.stringify([
-    surveyId,
-    filter.type,
-    tile.z,
-    tile.x,
-    tile.y,
-    format,
-    filter.since,
-    filter.until,
-    filter.tags?.include,
-    filter.tags?.exclude,
-    filter.order,
-  ]);
+  const { since = '-', until = '-', tags } = filter;
+  const words = `${filter.type} ${tile.z} ${tile.x} ${tile.y} ${format} ${since} ${until} ${filter.order}`;
+  if (surveyId === undefined && tags === undefined) return words;
+  return `${words} ${JSON.stringify([surveyId ?? null, tags?.include ?? null, tags?.exclude ?? null])}`;
 }
