@@ -109,6 +109,8 @@ interface RememberedTile {
   catalogueMarker: string;
   etag: string;
   rendered: RenderedTile;
+  /** X-Survey-Ids, joined once. */
+  surveyIds: string;
 }
 
 /** A request's first step (#lookUp): what every answer to it shares, and its remembered tile, if any. */
@@ -233,7 +235,7 @@ export class TileResponder {
       return { status: 304, headers, body: undefined, timings };
     // Nothing to draw: the stored tile is sent as it was remembered.
     timings.push(['render', 0], ['passthrough', 0]);
-    return this.#served(caller, rendered, headers, timings);
+    return this.#served(caller, rendered, remembered.surveyIds, headers, timings);
   }
 
   async #drawn(caller: ApiKeyLookup, query: TileQuery, step: LookUp, timings: Timing[], started: number) {
@@ -265,17 +267,24 @@ export class TileResponder {
       timings.push(['render', elapsed(rendering)]);
     }
     if (!rendered) throw empty();
+    const surveyIds = rendered.surveyIds.join(',');
     if (rendered.passThrough && this.#asked.secondSighting(step.key))
-      this.#remembered.set(step.key, { catalogueMarker: step.catalogueMarker, etag, rendered });
+      this.#remembered.set(step.key, { catalogueMarker: step.catalogueMarker, etag, rendered, surveyIds });
     // Which path answered, for people (and benchmarks) reading Server-Timing.
     timings.push([rendered.passThrough ? 'passthrough' : 'composite', 0]);
-    return this.#served(caller, rendered, headers, timings);
+    return this.#served(caller, rendered, surveyIds, headers, timings);
   }
 
   /** A 200: counted for the caller's usage, with the tile's own headers. */
-  #served(caller: ApiKeyLookup, rendered: RenderedTile, headers: HeaderPairs, timings: Timing[]): TileAnswer {
+  #served(
+    caller: ApiKeyLookup,
+    rendered: RenderedTile,
+    surveyIds: string,
+    headers: HeaderPairs,
+    timings: Timing[],
+  ): TileAnswer {
     this.#usage.count(caller.account.id, usageMonthOf(this.#clock()));
-    headers.push('content-type', rendered.contentType, 'x-survey-ids', rendered.surveyIds.join(','));
+    headers.push('content-type', rendered.contentType, 'x-survey-ids', surveyIds);
     return { status: 200, headers, body: rendered.body, release: rendered.release, timings };
   }
 
