@@ -7,8 +7,12 @@ import type { AccountStore } from './types.js';
  */
 export class TileUsageCounter {
   readonly #accounts: AccountStore;
-  /** `<accountId> <YYYY-MM>` -> tiles not yet written. */
-  #pending = new Map<string, number>();
+  /**
+   * Month -> account id -> tiles not yet written. Two lookups by strings the caller already holds
+   * (the account's id, the month), not one by a key joined from them on every tile, which would be
+   * a new string to hash each time.
+   */
+  #pending = new Map<string, Map<string, number>>();
   readonly #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -21,8 +25,12 @@ export class TileUsageCounter {
   }
 
   count(accountId: string, month: string, tiles = 1): void {
-    const key = `${accountId} ${month}`;
-    this.#pending.set(key, (this.#pending.get(key) ?? 0) + tiles);
+    let accounts = this.#pending.get(month);
+    if (!accounts) {
+      accounts = new Map();
+      this.#pending.set(month, accounts);
+    }
+    accounts.set(accountId, (accounts.get(accountId) ?? 0) + tiles);
   }
 
   /** Writes what has been counted so far. Counts that fail to write are kept for the next flush. */
@@ -33,13 +41,14 @@ export class TileUsageCounter {
         const batch = this.#pending;
         this.#pending = new Map();
         let failure: unknown;
-        for (const [key, tiles] of batch) {
-          const [accountId, month] = key.split(' ') as [string, string];
-          try {
-            await this.#accounts.addTiles(accountId, month, tiles);
-          } catch (error) {
-            this.count(accountId, month, tiles);
-            failure ??= error;
+        for (const [month, accounts] of batch) {
+          for (const [accountId, tiles] of accounts) {
+            try {
+              await this.#accounts.addTiles(accountId, month, tiles);
+            } catch (error) {
+              this.count(accountId, month, tiles);
+              failure ??= error;
+            }
           }
         }
         if (failure !== undefined) throw failure;
