@@ -94,12 +94,17 @@ export function plainQuery(search: string, declared: ReadonlySet<string>): Recor
   const query: Record<string, string> = {};
   if (search === '') return query;
   if (search.includes('%') || search.includes('+')) return undefined;
-  for (const pair of search.split('&')) {
-    const equals = pair.indexOf('=');
-    const name = equals === -1 ? pair : pair.slice(0, equals);
+  // Pair by pair with indexOf, not split('&'): this runs for every tile request.
+  for (let start = 0; start <= search.length; ) {
+    const ampersand = search.indexOf('&', start);
+    const end = ampersand === -1 ? search.length : ampersand;
+    const equals = search.indexOf('=', start);
+    const split = equals !== -1 && equals < end;
+    const name = search.slice(start, split ? equals : end);
+    start = end + 1;
     if (!declared.has(name)) continue;
     if (Object.hasOwn(query, name)) return undefined;
-    query[name] = equals === -1 ? '' : pair.slice(equals + 1);
+    query[name] = split ? search.slice(equals + 1, end) : '';
   }
   return query;
 }
