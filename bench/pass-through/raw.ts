@@ -8,7 +8,14 @@ export interface PassThroughSettings {
   maxTiles: number;
 }
 
-export type PassThroughTarget = 'bare' | 'bare-headers' | 'nadir' | 'nadir-304' | 'nadir-metrics' | 'nginx';
+export type PassThroughTarget =
+  | 'bare'
+  | 'bare-headers'
+  | 'bare-owed'
+  | 'nadir'
+  | 'nadir-304'
+  | 'nadir-metrics'
+  | 'nginx';
 
 export interface PassThroughPoint {
   target: PassThroughTarget;

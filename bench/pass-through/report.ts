@@ -41,7 +41,7 @@ export function passThroughSection(raw: PassThroughRaw): Section {
     title: "Pass-through tiles against node's own limit",
     conditions: [
       `${raw.tiles} stored tiles of the tile benchmark's older survey (median ${formatNumber(raw.medianBytes / 1000)} kB), each answered as stored; wrk -t${settings.threads} -c${settings.connections}, ${settings.seconds} s a run after 1 s of the same load, ${settings.rounds} rounds, the order rotating each round; every answer's status checked (200, or 304 for revalidations).`,
-      "One nadir process (`nadir serve`, metrics off unless said, tile cache 256 MB), against bare node:http serving the same bytes from a Map (bench/pass-through/bare-tiles-server.mjs: no routing, no key, two headers), the same bare server sending nadir's whole header block with each tile (built once per tile: what the block's size costs node and the loopback, apart from nadir's work to fill it), and nginx serving the tiles pre-cut from disk with 2 workers. The goals compare with the first.",
+      "One nadir process (`nadir serve`, metrics off unless said, tile cache 256 MB), against bare node:http serving the same bytes from a Map (bench/pass-through/bare-tiles-server.mjs: no routing, no key, two headers), the same bare server sending nadir's whole header block with each tile (built once per tile: what the block's size costs node and the loopback, apart from nadir's work to fill it), bare node:http doing as plainly as it can the work every answer owes under nadir's contract and nothing else (bench/pass-through/bare-owed-server.mjs: the key checked by its SHA-256 digest, a rate limit and the month's usage counted in memory, a new request id, If-None-Match, the same header block with its timings measured; no routing or query validation, no catalogue), and nginx serving the tiles pre-cut from disk with 2 workers. The goals compare with the first.",
       `CPU per answer: user + system time of the server's processes (/proc) during the run, over its answers; it includes the kernel's work on the server's side of the loopback connection. Machine: ${raw.machine.cpus} CPUs (${raw.machine.model}), shared with wrk: load average (1/5/15 min) ${load(raw.machine.loadStart)} at the start, ${load(raw.machine.loadEnd)} at the end. Node ${raw.node}.`,
     ],
     goals: [
@@ -88,6 +88,7 @@ export function passThroughSection(raw: PassThroughRaw): Section {
     ],
     charts: [],
     findings: [
+      `What the contract itself costs: the bare server doing what every answer owes used ${range(perRound(raw, 'bare-owed', 'bare', cpuEach))}x bare node's CPU per answer, nadir ${range(cpu)}x; nadir ÷ that floor ${range(perRound(raw, 'nadir', 'bare-owed', cpuEach))}x (same rounds).`,
       'bench/pass-through/profile.ts profiles one nadir process under the same load (`--cpu-prof`): where the event loop spends a pass-through answer, by function and by origin.',
     ],
     failures,

@@ -56,14 +56,30 @@ async function nadirHeaderBlock(url: string): Promise<string[]> {
   return [...answer.headers].filter(([name]) => !own.has(name)).flat();
 }
 
-async function startBareTiles(root: string, headers?: string[]): Promise<Service & { url: string }> {
+/** What bare-owed-server.mjs needs to owe what nadir owes: the key, the tiles' ETags, nadir's values. */
+function owedWork(block: string[], apiKey: string, etags: Record<string, string>) {
+  const value = (name: string) => {
+    const at = block.indexOf(name);
+    if (at === -1 || at % 2 !== 0) throw new Error(`nadir's header block has no ${name}`);
+    return block[at + 1] as string;
+  };
+  return {
+    apiKey,
+    etags,
+    surveyIds: value('x-survey-ids'),
+    cacheControl: value('cache-control'),
+    limit: Number(value('x-ratelimit-limit')),
+    interval: 60,
+  };
+}
+
+async function startBare(script: string, root: string, config?: unknown): Promise<Service & { url: string }> {
   const dir = await scratchDir('bare-tiles');
   const port = await freePort();
-  const script = join(import.meta.dirname, 'bare-tiles-server.mjs');
-  const args = [script, `${port}`, root];
-  if (headers) {
-    await writeFile(join(dir, 'headers.json'), JSON.stringify(headers));
-    args.push(join(dir, 'headers.json'));
+  const args = [join(import.meta.dirname, script), `${port}`, root];
+  if (config !== undefined) {
+    await writeFile(join(dir, 'config.json'), JSON.stringify(config));
+    args.push(join(dir, 'config.json'));
   }
   const started = startGroup(process.execPath, args, join(dir, 'log'));
   const url = `http://127.0.0.1:${port}`;
@@ -135,8 +151,11 @@ export async function measurePassThrough(
     const pt = lists.passThrough;
     const urlsOf = (base: string) => pt.map((t) => nadirTileUrl(base, data.apiKey, t, 'jpg'));
     const nadirUrls = urlsOf(nadir.service.url);
-    const bare = await start(() => startBareTiles(precut));
-    const bareHeaders = await start(async () => startBareTiles(precut, await nadirHeaderBlock(nadirUrls[0] as string)));
+    const block = await nadirHeaderBlock(nadirUrls[0] as string);
+    const bare = await start(() => startBare('bare-tiles-server.mjs', precut));
+    const bareHeaders = await start(() => startBare('bare-tiles-server.mjs', precut, block));
+    const owed = owedWork(block, data.apiKey, lists.etags);
+    const bareOwed = await start(() => startBare('bare-owed-server.mjs', precut, owed));
     const nginx = await start(() => startTileNginx({ root: precut }));
     const key = (t: { z: number; x: number; y: number }) => `${t.z}/${t.x}/${t.y}`;
     const targets: Running[] = [
@@ -153,6 +172,13 @@ export async function measurePassThrough(
         urls: urlsOf(bareHeaders.service.url),
         expect: 200,
         groups: bareHeaders.groups,
+      },
+      {
+        id: 'bare-owed',
+        name: 'bare node:http doing what every answer owes (key digest, rate limit, usage, request id, ETag, timings)',
+        urls: urlsOf(bareOwed.service.url),
+        expect: 200,
+        groups: bareOwed.groups,
       },
       { id: 'nadir', name: 'nadir pass-through', urls: nadirUrls, expect: 200, groups: nadir.groups },
       {
