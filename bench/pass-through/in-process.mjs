@@ -1,11 +1,13 @@
 // What a remembered pass-through answer costs nadir's own code, without the kernel, the loopback or
 // wrk: nadir's node:http request handler (the tile lane and all before it, from the build in dist/)
 // called in one process for the benchmark's 200 stored tiles, each request with a fresh URL string
-// as node's parser hands over, writeHead and end left out. Over HTTP this VM moves CPU per answer
+// as node's parser hands over and a new response (an event emitter, 'finish' emitted once it is
+// ended), writeHead's and end's own work left out. Over HTTP this VM moves CPU per answer
 // by 10-20% between runs; this figure moves by about 3%, so a change of a tenth of a microsecond
 // shows. Runs on the tile benchmark's data (bench/work/tiles, made by `npm run bench`); reads it,
 // and counts the tiles it answers as the server would (usage written at the end).
 // Usage: npm run build && node bench/pass-through/in-process.mjs [requests a round]
+import { EventEmitter } from 'node:events';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildServer } from '../../dist/api/server.js';
@@ -40,31 +42,26 @@ try {
     }
   }
   const handler = app.server.listeners('request')[0];
-  const socket = {
-    destroyed: false,
-    bytesRead: 0,
-    remoteAddress: '127.0.0.1',
-    on() {},
-    once() {},
-    removeListener() {},
-  };
+  const socket = { destroyed: false, bytesRead: 0, remoteAddress: '127.0.0.1', on() {}, once() {}, removeListener() {} };
   const statuses = new Map();
-  let status = 0;
-  const response = {
-    socket,
-    headersSent: false,
-    writeHead(code) {
-      status = code;
-      return this;
-    },
-    end() {
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    },
-    on() {},
-    once() {},
-    destroy() {},
-  };
   const request = { method: 'GET', url: '', httpVersion: '1.1', rawHeaders: ['Host', '127.0.0.1'], socket, on() {} };
+  /** A response as the handler meets it: a new event emitter a request, 'finish' emitted once ended. */
+  class Response extends EventEmitter {
+    socket = socket;
+    req = request;
+    headersSent = false;
+    statusCode = 200;
+    writeHead(status) {
+      this.statusCode = status;
+      this.headersSent = true;
+      return this;
+    }
+    end() {
+      statuses.set(this.statusCode, (statuses.get(this.statusCode) ?? 0) + 1);
+      this.emit('finish');
+    }
+    destroy() {}
+  }
   const bytes = urls.map((url) => Buffer.from(url));
   const perRequest = Number(process.argv[2] ?? 200_000);
   const rounds = [];
@@ -72,7 +69,7 @@ try {
     const before = process.cpuUsage();
     for (let i = 0; i < perRequest; i++) {
       request.url = bytes[i % bytes.length].latin1Slice();
-      handler(request, response);
+      handler(request, new Response());
     }
     const used = process.cpuUsage(before);
     rounds.push((used.user + used.system) / perRequest);
