@@ -156,6 +156,21 @@ interface Unanswered {
 class ConnectionEnds {
   readonly #unanswered = new WeakMap<Socket, Unanswered[]>();
   readonly #ending = new WeakSet<Socket>();
+  /**
+   * Unlists an answered request: one listener for every response, called by 'finish' with the
+   * response as `this` (`once` would make a wrapper and a closure for every request). 'finish'
+   * comes once; the response is dropped with its request, listener and all.
+   */
+  readonly #answered: (this: ServerResponse) => void;
+
+  constructor() {
+    const lists = this.#unanswered;
+    this.#answered = function answered(this: ServerResponse) {
+      const unanswered = lists.get(this.req.socket as Socket);
+      const index = unanswered ? unanswered.findIndex((entry) => entry.response === this) : -1;
+      if (index !== -1) unanswered?.splice(index, 1);
+    };
+  }
 
   /** `handler`, with every request listed until it is answered. */
   track(handler: NodeHandler): NodeHandler {
@@ -166,13 +181,9 @@ class ConnectionEnds {
         unanswered = [];
         this.#unanswered.set(socket, unanswered);
       }
-      const entry: Unanswered = { request, response, read: socket.bytesRead };
-      unanswered.push(entry);
+      unanswered.push({ request, response, read: socket.bytesRead });
       // An answer cut short by a closed connection stays listed: that connection is done with.
-      response.once('finish', () => {
-        const index = unanswered.indexOf(entry);
-        if (index !== -1) unanswered.splice(index, 1);
-      });
+      response.on('finish', this.#answered);
       handler(request, response);
     };
   }
