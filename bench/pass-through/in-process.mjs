@@ -42,7 +42,14 @@ try {
     }
   }
   const handler = app.server.listeners('request')[0];
-  const socket = { destroyed: false, bytesRead: 0, remoteAddress: '127.0.0.1', on() {}, once() {}, removeListener() {} };
+  const socket = {
+    destroyed: false,
+    bytesRead: 0,
+    remoteAddress: '127.0.0.1',
+    on() {},
+    once() {},
+    removeListener() {},
+  };
   const statuses = new Map();
   const request = { method: 'GET', url: '', httpVersion: '1.1', rawHeaders: ['Host', '127.0.0.1'], socket, on() {} };
   /** A response as the handler meets it: a new event emitter a request, 'finish' emitted once ended. */
