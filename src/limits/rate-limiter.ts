@@ -44,9 +44,14 @@ export interface RateGrant {
   retryAfter: number;
 }
 
-/** One process's counters. Memory is bounded by sweeping windows that have ended. */
+/**
+ * One process's counters. Memory is bounded by sweeping windows that have ended. Windows are found
+ * by interval, then key: two lookups by a number and a string the caller already holds (the key
+ * id), not one by a key joined from both on every request, which would be a new string to hash.
+ */
 export class MemoryRateLimiter implements RateLimiter {
-  readonly #windows = new Map<string, Window>();
+  readonly #windows = new Map<number, Map<string, Window>>();
+  #count = 0;
   readonly #sweepAbove: number;
 
   constructor(sweepAbove = 10_000) {
@@ -66,16 +71,28 @@ export class MemoryRateLimiter implements RateLimiter {
 
   async close(): Promise<void> {}
 
+  /** How many windows are held (ended ones included until a sweep): what the bound limits. */
+  get size(): number {
+    return this.#count;
+  }
+
   /** Takes up to `want` requests of the window at once (worker processes lease them, rate-lease.ts). */
   grant(key: string, limit: number, intervalSeconds: number, now: Date, want: number): RateGrant {
     const seconds = now.getTime() / 1000;
     const start = Math.floor(seconds / intervalSeconds) * intervalSeconds;
-    const id = `${key}/${intervalSeconds}`;
-    let window = this.#windows.get(id);
+    let windows = this.#windows.get(intervalSeconds);
+    if (!windows) {
+      windows = new Map();
+      this.#windows.set(intervalSeconds, windows);
+    }
+    let window = windows.get(key);
     if (!window || window.start !== start) {
-      if (this.#windows.size >= this.#sweepAbove) this.#sweep(seconds);
+      if (!window) {
+        if (this.#count >= this.#sweepAbove) this.#sweep(seconds);
+        this.#count++;
+      }
       window = { start, end: start + intervalSeconds, count: 0 };
-      this.#windows.set(id, window);
+      windows.set(key, window);
     }
     const granted = Math.max(0, Math.min(want, limit - window.count));
     window.count += granted;
@@ -88,6 +105,12 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   #sweep(nowSeconds: number): void {
-    for (const [id, window] of this.#windows) if (window.end <= nowSeconds) this.#windows.delete(id);
+    for (const windows of this.#windows.values()) {
+      for (const [key, window] of windows) {
+        if (window.end > nowSeconds) continue;
+        windows.delete(key);
+        this.#count--;
+      }
+    }
   }
 }
