@@ -167,8 +167,9 @@ class ConnectionEnds {
     const lists = this.#unanswered;
     this.#answered = function answered(this: ServerResponse) {
       const unanswered = lists.get(this.req.socket as Socket);
-      const index = unanswered ? unanswered.findIndex((entry) => entry.response === this) : -1;
-      if (index !== -1) unanswered?.splice(index, 1);
+      if (!unanswered) return;
+      const index = unanswered.findIndex((entry) => entry.response === this);
+      if (index !== -1) unanswered.splice(index, 1);
     };
   }
 
