@@ -5,7 +5,7 @@
 // account's monthly usage, a new request id, If-None-Match against the tile's ETag, and the same
 // header block as nadir's, timings measured. No router, no validation of the query, no catalogue:
 // the tiles come from a Map, with the ETags and survey ids nadir gave them.
-// Usage: node bare-owed-server.mjs <port> <pre-cut root> <owed.json: {apiKey, etags, surveyIds, cacheControl, limit, interval}>
+// Usage: node bare-owed-server.mjs <port> <pre-cut root> <owed.json: {apiKey, etags, cors, surveyIds, cacheControl, limit, interval}>
 import { hash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -26,14 +26,6 @@ const digest = (key) => hash('sha256', key, 'base64url');
 const accounts = new Map([[digest(owed.apiKey), { id: 'account', keyId: 'key' }]]);
 const windows = new Map();
 const usage = new Map();
-const CORS = [
-  'access-control-allow-origin',
-  '*',
-  'access-control-expose-headers',
-  'X-Request-Id, Server-Timing, Retry-After, Content-Disposition, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-Survey-Ids',
-  'timing-allow-origin',
-  '*',
-];
 const limitText = String(owed.limit);
 
 function header(request, lowerName) {
@@ -72,7 +64,7 @@ const server = createServer((request, response) => {
   const headers = [
     'x-request-id',
     randomUUID(),
-    ...CORS,
+    ...owed.cors,
     'x-ratelimit-limit',
     limitText,
     'x-ratelimit-remaining',

@@ -63,9 +63,11 @@ function owedWork(block: string[], apiKey: string, etags: Record<string, string>
     if (at === -1 || at % 2 !== 0) throw new Error(`nadir's header block has no ${name}`);
     return block[at + 1] as string;
   };
+  const cors = ['access-control-allow-origin', 'access-control-expose-headers', 'timing-allow-origin'];
   return {
     apiKey,
     etags,
+    cors: cors.flatMap((name) => [name, value(name)]),
     surveyIds: value('x-survey-ids'),
     cacheControl: value('cache-control'),
     limit: Number(value('x-ratelimit-limit')),
