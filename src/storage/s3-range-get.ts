@@ -3,9 +3,8 @@
  * connections of their own (socket-get-pool.ts), without the SDK. A tile read is one small GET,
  * and through the SDK's client each one cost about 1.6 ms of the event loop (endpoint rules, serde
  * schemas, middleware, signing: bench/storage, docs/benchmarks.md), several times what sending
- * the tile costs. Writes, listings and the
- * start-up check stay the SDK's (s3-storage.ts); credentials come from the SDK's own chain, so a
- * key that rotates is picked up as the SDK would.
+ * the tile costs. Writes, listings and the start-up check stay the SDK's (s3-storage.ts);
+ * credentials come from the SDK's own chain, so a key that rotates is picked up as the SDK would.
  *
  * Signing follows AWS's "Signature Calculations for the Authorization Header" (the GET Object
  * example there is this module's unit test): the canonical request of method, path, no query, the

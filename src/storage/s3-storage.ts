@@ -7,9 +7,9 @@
  *
  * On an S3-compatible store (NADIR_S3_ENDPOINT), given the time to sign with (composition.ts passes
  * the wall clock), the range GETs are signed and sent by s3-range-get.ts on connections of its
- * own (socket-get-pool.ts) instead of the SDK, which spent about 1.6 ms of the event loop on each. On AWS's
- * own endpoints they stay the SDK's: its endpoint rules (virtual hosts, dual-stack, FIPS) are not
- * repeated here, and no test here can reach AWS.
+ * own (socket-get-pool.ts) instead of the SDK, which spent about 1.6 ms of the event loop on
+ * each. On AWS's own endpoints they stay the SDK's: its endpoint rules (virtual hosts, dual-stack,
+ * FIPS) are not repeated here, and no test here can reach AWS.
  */
 import { createReadStream } from 'node:fs';
 import { Agent as HttpAgent } from 'node:http';
