@@ -4,8 +4,8 @@
  * back as a sweep over a COG reads it (four 30 kB tiles in each 64 KiB), through RangeReader and
  * BlockCache as S3Storage builds them. Two clients fetch the blocks, in turns, so the two share the
  * VM's moods: nadir's S3RangeGet (socket-get-pool.ts: one reused read buffer) and, as the
- * reference, node:http's client on a keep-alive agent, its chunks written into the same blocks as
- * they arrive (how S3RangeGet sent its GETs before).
+ * reference, node:http's client on a keep-alive agent, its chunks written into the same blocks (the
+ * cache's slots) as they arrive (how S3RangeGet sent its GETs before).
  *   node --import tsx bench/storage/block-reads.ts [rounds]
  */
 import { randomBytes } from 'node:crypto';
@@ -36,7 +36,7 @@ try {
   const origin = new URL(s3.endpoint);
   const agent = new Agent({ keepAlive: true });
   /** The reference: node:http's client, each chunk copied into its block as it arrives. */
-  const nodeHttpParts: RangePartsFetch = (offset, length, partBytes) =>
+  const nodeHttpParts: RangePartsFetch = (offset, length, partBytes, _arrived, allocate = Buffer.allocUnsafeSlow) =>
     new Promise((resolve, reject) => {
       const path = objectPath('bench', 'f');
       const range = `bytes=${offset}-${offset + length - 1}`;
@@ -51,7 +51,7 @@ try {
         response.on('data', (chunk: Buffer) => {
           for (let at = 0; at < chunk.length; ) {
             if (!part || filled === part.length) {
-              part = Buffer.allocUnsafeSlow(Math.min(partBytes, length - parts.length * partBytes));
+              part = allocate(Math.min(partBytes, length - parts.length * partBytes));
               parts.push(part);
               filled = 0;
             }
@@ -69,7 +69,8 @@ try {
       outgoing.end();
     });
   const contenders: Record<string, RangePartsFetch> = {
-    nadir: (offset, length, partBytes) => get.getParts('bench', 'f', offset, length, partBytes),
+    nadir: (offset, length, partBytes, arrived, allocate) =>
+      get.getParts('bench', 'f', offset, length, partBytes, arrived, allocate),
     'node:http': nodeHttpParts,
   };
   const sweep = async (name: string) => {

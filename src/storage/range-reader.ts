@@ -23,6 +23,8 @@ export type RangePartsFetch = (
   partBytes: number,
   /** Called as each part is complete, in order, before the whole answer is. */
   arrived?: (index: number, part: Buffer) => void,
+  /** Memory for each part (the block cache's slots); new memory of the part's own without it. */
+  allocate?: (bytes: number) => Buffer,
 ) => Promise<Buffer[]>;
 
 /** A fetched range: whole, or in parts (RangePartsFetch). */
@@ -93,18 +95,23 @@ export class RangeReader implements IntoSource {
 
   /** The bytes copied once, into the tile reader's own buffer (`fetch` would copy them twice). */
   async fetchInto(offset: number, into: Uint8Array): Promise<number> {
+    if (this.#blocks && into.byteLength > 0) return this.#copyBlocks(this.#blocks, offset, into);
     const bytes = await this.read(offset, into.byteLength);
     into.set(bytes);
     return bytes.byteLength;
   }
 
   /**
-   * The bytes, as a view that may be shared (another reader's answer, a held block): not to be
-   * written into. `fetch` answers a copy.
+   * The bytes: out of the blocks, a copy of their own (a held block's memory goes to another block
+   * once it is pushed out); without blocks, a view that may be shared (another reader's answer),
+   * not to be written into. `fetch` answers a copy.
    */
   read(offset: number, length?: number): Promise<Buffer> {
     if (length === undefined) return this.#send(offset, undefined);
-    if (this.#blocks && length > 0) return this.#readBlocks(this.#blocks, offset, length);
+    if (this.#blocks && length > 0) {
+      const into = Buffer.allocUnsafe(length);
+      return this.#copyBlocks(this.#blocks, offset, into).then((read) => into.subarray(0, read));
+    }
     const id = `${offset}+${length}`;
     let reading = this.#inFlight.get(id);
     if (!reading) {
@@ -116,24 +123,34 @@ export class RangeReader implements IntoSource {
     return reading;
   }
 
-  /** The bytes from the blocks they lie in: those held at once, the others fetched in this turn's batch. */
-  #readBlocks(blocks: BlockCache, offset: number, length: number): Promise<Buffer> {
+  /**
+   * Fills `into` from the blocks the bytes lie in: those held at once, the others as this turn's
+   * batch fetches them; resolves to how many bytes there were (fewer past the end of the file).
+   * Each block is copied from in the turn it is handed over, never later: a block pushed out of
+   * the cache gives its memory to another from the next turn on (BlockCache).
+   */
+  #copyBlocks(blocks: BlockCache, offset: number, into: Uint8Array): Promise<number> {
     const size = blocks.blockBytes;
+    const length = into.byteLength;
     const first = Math.floor(offset / size);
     const last = Math.floor((offset + length - 1) / size);
-    const parts: (Buffer | Promise<Buffer>)[] = [];
-    let missing = false;
+    let read = length;
+    const copy = (block: Buffer, index: number) => {
+      const start = index * size;
+      const from = Math.max(offset, start);
+      const to = Math.min(offset + length, start + block.byteLength);
+      if (to > from) into.set(block.subarray(from - start, to - start), from - offset);
+      // A short block is the file's last: the bytes end with it.
+      if (block.byteLength < size) read = Math.min(read, Math.max(0, start + block.byteLength - offset));
+    };
+    const fetching: Promise<void>[] = [];
     for (let index = first; index <= last; index++) {
       const held = blocks.get(this.#file, index);
-      if (held) parts.push(held);
-      else {
-        parts.push(this.#block(blocks, index));
-        missing = true;
-      }
+      if (held) copy(held, index);
+      else fetching.push(this.#block(blocks, index).then((block) => copy(block, index)));
     }
-    const start = offset - first * size;
-    if (!missing) return Promise.resolve(cut(parts as Buffer[], start, length));
-    return Promise.all(parts).then((held) => cut(held, start, length));
+    if (fetching.length === 0) return Promise.resolve(read);
+    return Promise.all(fetching).then(() => read);
   }
 
   /**
@@ -265,6 +282,7 @@ export class RangeReader implements IntoSource {
     return bytes;
   }
 
+  /** The parts written into the block cache's slots; those of a read that failed go back. */
   async #sendParts(
     offset: number,
     length: number,
@@ -272,9 +290,27 @@ export class RangeReader implements IntoSource {
     arrived: (index: number, part: Buffer) => void,
   ): Promise<Buffer[]> {
     this.#statistics.requests++;
-    const parts = await (this.#fetchParts as RangePartsFetch)(offset, length, partBytes, arrived);
-    for (const part of parts) this.#statistics.bytes += part.byteLength;
-    return parts;
+    const blocks = this.#blocks as BlockCache;
+    const taken: Buffer[] = [];
+    const allocate = (bytes: number) => {
+      const part = blocks.allocate(bytes);
+      taken.push(part);
+      return part;
+    };
+    let came = 0;
+    const counted = (index: number, part: Buffer) => {
+      came = index + 1;
+      arrived(index, part);
+    };
+    try {
+      const parts = await (this.#fetchParts as RangePartsFetch)(offset, length, partBytes, counted, allocate);
+      for (const part of parts) this.#statistics.bytes += part.byteLength;
+      return parts;
+    } catch (error) {
+      // Parts handed on are the cache's now; the rest never held a block.
+      for (const part of taken.slice(came)) blocks.release(part);
+      throw error;
+    }
   }
 }
 
@@ -283,25 +319,4 @@ const EMPTY = Buffer.alloc(0);
 /** A fetched range as one buffer (parts joined: only where a store answered in blocks). */
 function whole(bytes: Fetched): Buffer {
   return Array.isArray(bytes) ? Buffer.concat(bytes) : bytes;
-}
-
-/**
- * `length` bytes from `start` in the blocks joined end to end. The last block of a file may be
- * short (a read past its end gets the bytes there are, as from the store).
- */
-function cut(blocks: Buffer[], start: number, length: number): Buffer {
-  if (blocks.length === 1) return (blocks[0] as Buffer).subarray(start, start + length);
-  const out = Buffer.allocUnsafe(length);
-  let written = 0;
-  let skip = start;
-  for (const block of blocks) {
-    if (written === length) break;
-    if (skip >= block.byteLength) {
-      skip -= block.byteLength;
-      continue;
-    }
-    written += block.copy(out, written, skip, Math.min(block.byteLength, skip + length - written));
-    skip = 0;
-  }
-  return written === length ? out : out.subarray(0, written);
 }

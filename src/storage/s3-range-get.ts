@@ -137,13 +137,14 @@ function wholeBody(announced: number | undefined): BodySink<Buffer> {
 
 /**
  * The body written into buffers of `partBytes` each as it arrives (the last one shorter), each
- * allocated at its own size, so each owns its memory (range-reader.ts RangePartsFetch); each is
- * handed to `arrived` the moment it is full.
+ * from `allocate` (the block cache's slots) or else of its own, so none shares memory with
+ * another (range-reader.ts RangePartsFetch); each is handed to `arrived` the moment it is full.
  */
 function bodyInParts(
   announced: number | undefined,
   partBytes: number,
   arrived?: (index: number, part: Buffer) => void,
+  allocate: (bytes: number) => Buffer = Buffer.allocUnsafeSlow,
 ): BodySink<Buffer[]> {
   if (announced === undefined) {
     // No length to size the parts by: whole, then cut (and copied, so each part owns its memory).
@@ -165,7 +166,7 @@ function bodyInParts(
     write: (buffer, from, to) => {
       for (let at = from; at < to; ) {
         if (!part || filled === part.length) {
-          part = Buffer.allocUnsafeSlow(Math.min(partBytes, announced - parts.length * partBytes));
+          part = allocate(Math.min(partBytes, announced - parts.length * partBytes));
           parts.push(part);
           filled = 0;
         }
@@ -222,8 +223,9 @@ export class S3RangeGet {
     length: number,
     partBytes: number,
     arrived?: (index: number, part: Buffer) => void,
+    allocate?: (bytes: number) => Buffer,
   ): Promise<Buffer[]> {
-    return this.#get(bucket, key, offset, length, (announced) => bodyInParts(announced, partBytes, arrived));
+    return this.#get(bucket, key, offset, length, (announced) => bodyInParts(announced, partBytes, arrived, allocate));
   }
 
   close(): void {

@@ -142,9 +142,10 @@ export class S3Storage implements SurveyStorage {
         (offset, length) => this.#get(key, offset, length),
         this.statistics,
         this.blocks,
-        // Blocks written as they arrive where nadir sends the GETs itself (not through the SDK).
+        // Blocks written into the cache's slots as they arrive where nadir sends the GETs itself (not through the SDK).
         rangeGet &&
-          ((offset, length, partBytes, arrived) => rangeGet.getParts(bucket, key, offset, length, partBytes, arrived)),
+          ((offset, length, partBytes, arrived, allocate) =>
+            rangeGet.getParts(bucket, key, offset, length, partBytes, arrived, allocate)),
       );
       // Readers are cheap; the open-COG cache above bounds how many files are in use.
       if (this.#readers.size > 4096) this.#readers.clear();

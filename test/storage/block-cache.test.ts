@@ -1,7 +1,7 @@
 /**
  * Remote reads through the block cache (range-reader.ts, block-cache.ts): whatever the ranges, the
  * bytes are the file's; a block fetched once serves every later read inside it with no request;
- * the memory held stays within its budget. The store here is the RangeFetch seam over a buffer,
+ * the memory held stays within its budget, and is the memory the cache took once. The store here is the RangeFetch seam over a buffer,
  * counting what reaches it; the storage contract runs the same reads against s3rver and nginx.
  */
 import assert from 'node:assert/strict';
@@ -120,18 +120,111 @@ describe('remote reads through the block cache', () => {
   });
 
   it('the blocks stay within their memory; a block cut from a larger answer holds only itself', async () => {
+    const answers: ArrayBufferLike[] = [];
+    const keeping: RangeFetch = async (offset, length) => {
+      const answer = await store()(offset, length);
+      answers.push(answer.buffer);
+      return answer;
+    };
     const cache = new BlockCache(4 * BLOCK, BLOCK);
-    const { source } = reader(store(), cache);
+    const { source } = reader(keeping, cache);
     await source.read(0, FILE.length); // one request of ten blocks
     assert.ok(cache.stats.weight <= 4 * BLOCK, `held ${cache.stats.weight} bytes`);
     const held = cache.get('s3://bucket/f.tif', 9);
     assert.ok(held, 'the newest blocks are held');
-    assert.equal(held.buffer.byteLength, BLOCK, "its own memory, not the answer's");
+    assert.ok(!answers.includes(held.buffer), "copied into the cache's memory, not a view of the answer");
     assert.ok(held.equals(FILE.subarray(9_000, 10_000)));
-    // Two blocks in one answer: each is held in its own memory too.
-    const two = reader(store(), new BlockCache(4 * BLOCK, BLOCK));
+    // Two blocks in one answer: each is copied out of it too.
+    const two = reader(keeping, new BlockCache(4 * BLOCK, BLOCK));
     await two.source.read(1_500, 1_000);
-    for (const index of [1, 2]) assert.equal(two.cache.get('s3://bucket/f.tif', index)?.buffer.byteLength, BLOCK);
+    for (const index of [1, 2]) {
+      const block = two.cache.get('s3://bucket/f.tif', index);
+      assert.ok(
+        block && !answers.includes(block.buffer) && block.equals(FILE.subarray(index * BLOCK, (index + 1) * BLOCK)),
+      );
+    }
+  });
+
+  it('blocks come into memory the cache took once: a block pushed out gives its memory to a later one', async () => {
+    const big = randomBytes(40 * BLOCK);
+    const written: Buffer[] = [];
+    const parts: RangePartsFetch = async (offset, length, partBytes, arrived, allocate) => {
+      const answer: Buffer[] = [];
+      for (let at = offset; at < Math.min(offset + length, big.length); at += partBytes) {
+        const bytes = big.subarray(at, Math.min(at + partBytes, big.length));
+        const part = allocate ? allocate(bytes.length) : Buffer.allocUnsafeSlow(bytes.length);
+        bytes.copy(part);
+        written.push(part);
+        answer.push(part);
+        arrived?.(answer.length - 1, part);
+      }
+      return answer;
+    };
+    const cache = new BlockCache(8 * BLOCK, BLOCK);
+    const statistics: RangeStatistics = { requests: 0, bytes: 0 };
+    const source = new RangeReader(new URL('s3://bucket/big.tif'), store(), statistics, cache, parts);
+    // Every other block, then the ones between: one block a request (no read-ahead), 40 in all.
+    const order = [...Array(20).keys()].map((i) => 2 * i).concat([...Array(20).keys()].map((i) => 2 * i + 1));
+    for (const index of order) {
+      const offset = index * BLOCK + 10;
+      assert.ok((await source.read(offset, 100)).equals(big.subarray(offset, offset + 100)), `block ${index}`);
+    }
+    assert.equal(written.length, 40);
+    const memory = new Set(written.map((part) => `${part.byteOffset}`));
+    assert.ok(
+      written.every((part) => part.buffer === written[0]?.buffer),
+      'every block written into the same memory, none into new memory of its own',
+    );
+    assert.ok(memory.size <= 8, `40 blocks in ${memory.size} slots of 8`);
+    assert.ok(cache.stats.weight <= 8 * BLOCK);
+    // Reads asked all at once while blocks are pushed out and their memory taken again: each
+    // read's bytes are its own copy, still the file's when the cache has moved on.
+    let seed = 3;
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % below;
+    };
+    const ranges = [...Array(300)].map(() => [next(big.length), 1 + next(3 * BLOCK)] as const);
+    const intos = ranges.map(([, length]) => Buffer.alloc(length));
+    const [together, counts] = await Promise.all([
+      Promise.all(ranges.map(([offset, length]) => source.read(offset, length))),
+      Promise.all(ranges.map(([offset], i) => source.fetchInto(offset, intos[i] as Buffer))),
+    ]);
+    for (const [i, [offset, length]] of ranges.entries()) {
+      const expected = big.subarray(offset, offset + length);
+      assert.ok(together[i]?.equals(expected), `${offset}+${length} read`);
+      assert.ok(intos[i]?.subarray(0, counts[i]).equals(expected), `${offset}+${length} fetchInto`);
+    }
+  });
+
+  it('a read that fails gives back the memory it took: the cache goes on in the memory it has', async () => {
+    let failing = false;
+    const written: Buffer[] = [];
+    const parts: RangePartsFetch = async (offset, length, partBytes, arrived, allocate) => {
+      const answer: Buffer[] = [];
+      for (let at = offset; at < offset + length; at += partBytes) {
+        const part = (allocate as (bytes: number) => Buffer)(partBytes);
+        written.push(part);
+        // Fails with its first part written into and not yet handed on.
+        if (failing) throw new Error('store down');
+        FILE.copy(part, 0, at, at + partBytes);
+        answer.push(part);
+        arrived?.(answer.length - 1, part);
+      }
+      return answer;
+    };
+    const cache = new BlockCache(2 * BLOCK, BLOCK);
+    const source = new RangeReader(new URL('s3://bucket/f.tif'), store(), { requests: 0, bytes: 0 }, cache, parts);
+    failing = true;
+    for (const index of [0, 2, 4, 6]) await assert.rejects(source.read(index * BLOCK, 10), /store down/);
+    failing = false;
+    for (const index of [1, 3, 5, 7, 9]) {
+      assert.ok((await source.read(index * BLOCK, 10)).equals(FILE.subarray(index * BLOCK, index * BLOCK + 10)));
+    }
+    assert.ok(
+      written.every((part) => part.buffer === written[0]?.buffer),
+      'the failed reads left both slots to the reads after them',
+    );
   });
 
   it('a failed read fails every reader of the block and is not remembered: the next read asks again', async () => {
