@@ -47,8 +47,14 @@ export interface StorageRaw {
   settings: StorageSettings;
   machine: { cpus: number; model: string; loadStart: number[]; loadEnd: number[] };
   versions: Record<string, string>;
-  /** The object store: s3rver (npm @20minutes/s3rver) on loopback, behind the counting proxy. */
+  /** The object store: s3rver (npm @20minutes/s3rver) on loopback. */
   store: string;
+  /**
+   * Who counted the bucket's requests and bytes: s3rver's process itself ('store'), or (runs
+   * before 2026-11-28's last, and absent here) a counting proxy in the benchmark process that
+   * nadir reached s3rver through.
+   */
+  countedBy?: 'store';
   surveys: number;
   /** nadir's cache of blocks of the files it reads from the bucket (absent in runs before it). */
   blocks?: { blockBytes: number; cacheMb: number };

@@ -62,8 +62,10 @@ function comparisonTable(raw: StorageRaw): Table {
     }),
     notes: [
       `Cold: a fresh server, each tile once, ${raw.settings.coldConcurrency} requests in flight, pass-through tiles then composites; ms each is the pass's wall time over its tiles. ${coldRounds(raw)}Raster: ${raw.settings.rasterRounds} download(s) in a row after the cold tiles, on the same server. Warm: wrk, ${raw.settings.connections} connections, ${raw.settings.seconds} s, on both servers in turn (${raw.settings.warmRounds ?? 1} rounds each, the median counts${roundRates(raw, 'pass-through warm')}); ms each is the median latency.`,
-      'Requests and bytes are what the server fetched from the bucket (counted by a proxy in front of s3rver), over what it answered: the cost a real bucket bills and its latency multiplies.',
-      "CPU ms each: user + system time over the measurement (/proc), over what was answered: nadir serve's process, and the S3 server's (s3rver, a process of its own; the counting proxy in the benchmark process is not counted).",
+      raw.countedBy === 'store'
+        ? "Requests and bytes are what the server fetched from the bucket (counted by s3rver's process: the requests it answered and the bodies of its GET answers), over what it answered: the cost a real bucket bills and its latency multiplies."
+        : 'Requests and bytes are what the server fetched from the bucket (counted by a proxy in front of s3rver), over what it answered: the cost a real bucket bills and its latency multiplies.',
+      `CPU ms each: user + system time over the measurement (/proc), over what was answered: nadir serve's process, and the S3 server's (s3rver, a process of its own${raw.countedBy === 'store' ? '' : '; the counting proxy in the benchmark process is not counted'}).`,
     ],
   };
 }
@@ -116,7 +118,7 @@ export function storageSection(raw: StorageRaw): Section {
     title: 'Survey storage: local folder and object storage',
     conditions: [
       `${raw.machine.cpus} cores (${raw.machine.model}); load ${raw.machine.loadStart.map((l) => l.toFixed(1)).join(' ')} at the start, ${raw.machine.loadEnd.map((l) => l.toFixed(1)).join(' ')} at the end.`,
-      `Object storage: ${raw.store}. NADIR_STORAGE=s3://bench/tiles, NADIR_S3_ENDPOINT at the proxy; ${raw.surveys} survey files uploaded under the keys the catalogue holds. Local: the data folder.`,
+      `Object storage: ${raw.store}. NADIR_STORAGE=s3://bench/tiles, NADIR_S3_ENDPOINT at ${raw.countedBy === 'store' && !raw.store.includes('proxy') ? 's3rver' : 'the proxy'}; ${raw.surveys} survey files uploaded under the keys the catalogue holds. Local: the data folder.`,
       'On loopback a bucket answers in well under a millisecond; a real one adds tens of milliseconds per request, so the requests per tile matter more than the rates here.',
       ...(raw.blocks
         ? [

@@ -3,9 +3,11 @@
  * unset: the data folder) and from object storage (NADIR_STORAGE=s3://bench/tiles on s3rver, the
  * test suite's S3 server), in the same run: pass-through and composite tiles on a fresh server
  * (cold: each tile once), pass-through tiles again under load (warm), and a 2000 px raster
- * download. What nadir fetches from the bucket is counted by a proxy in front of s3rver.
- * NADIR_BENCH_BUCKET_DELAY_MS and NADIR_BENCH_BUCKET_MBPS make that proxy a bucket farther away
- * (each answer that much later, its body no faster than that many MB/s), for measuring by hand.
+ * download. What nadir fetches from the bucket is what s3rver counts it answered (its process
+ * prints its totals when asked: test/support/s3rver-process.mjs), as a bucket's bill counts it.
+ * NADIR_BENCH_BUCKET_DELAY_MS and NADIR_BENCH_BUCKET_MBPS put a proxy in front of s3rver that
+ * makes it a bucket farther away (each answer that much later, its body no faster than that many
+ * MB/s), for measuring by hand.
  */
 import { readdir } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -22,7 +24,7 @@ import { assertAllStatus, runWrk } from '../load/wrk.js';
 import type { SectionOptions } from '../report/section.js';
 import { type TileData, tileData } from '../tiles/data.js';
 import { findTileLists, nadirTileUrl, pool, type TileLists } from '../tiles/tile-lists.js';
-import { type CountingProxy, type StorageCounts, startCountingProxy } from './counting-proxy.js';
+import { type StorageCounts, startCountingProxy } from './counting-proxy.js';
 import type { Measurement, StorageKind, StorageRaw, StorageSettings } from './raw.js';
 
 const BUCKET = 'bench';
@@ -73,11 +75,12 @@ async function uploadSurveys(dataDir: string, env: NodeJS.ProcessEnv): Promise<n
   }
 }
 
-/** What one storage kind needs: the server's environment and, for S3, the counter and the store's process. */
+/** What one storage kind needs: the server's environment and, for S3, the store's counts and process. */
 interface Backend {
   kind: StorageKind;
   env: NodeJS.ProcessEnv;
-  proxy?: CountingProxy;
+  /** What the store has answered so far (S3): subtract two readings for one measurement. */
+  answered?: () => Promise<StorageCounts>;
   storePid?: () => number | undefined;
 }
 
@@ -93,9 +96,9 @@ async function cpuMeter(server: NadirServe, backend: Backend): Promise<() => Pro
   });
 }
 
-function fetchedSince(backend: Backend, before: StorageCounts | undefined) {
-  if (!backend.proxy || !before) return undefined;
-  const now = backend.proxy.counts();
+async function fetchedSince(backend: Backend, before: StorageCounts | undefined) {
+  if (!backend.answered || !before) return undefined;
+  const now = await backend.answered();
   return { requests: now.requests - before.requests, bytes: now.bytes - before.bytes };
 }
 
@@ -107,7 +110,7 @@ async function coldPass(
   backend: Backend,
   concurrency: number,
 ): Promise<Measurement> {
-  const before = backend.proxy?.counts();
+  const before = await backend.answered?.();
   const cpu = await cpuMeter(server, backend);
   const started = performance.now();
   await pool(urls, concurrency, async (url) => {
@@ -118,7 +121,7 @@ async function coldPass(
   const seconds = (performance.now() - started) / 1000;
   const cpuMs = await cpu();
   const count = urls.length;
-  const fetched = fetchedSince(backend, before);
+  const fetched = await fetchedSince(backend, before);
   return {
     what,
     storage: backend.kind,
@@ -137,7 +140,7 @@ async function warmPassThrough(
   backend: Backend,
   s: StorageSettings,
 ): Promise<Measurement> {
-  const before = backend.proxy?.counts();
+  const before = await backend.answered?.();
   const cpu = await cpuMeter(server, backend);
   const result = await runWrk({ urls, connections: s.connections, seconds: s.seconds, threads: 2 });
   const cpuMs = await cpu();
@@ -149,7 +152,7 @@ async function warmPassThrough(
     seconds: result.seconds,
     perSecond: result.requestsPerSecond,
     msEach: result.p50Ms,
-    fetched: fetchedSince(backend, before),
+    fetched: await fetchedSince(backend, before),
     cpuMs,
   };
 }
@@ -266,11 +269,12 @@ export async function measureStorage(
   const loadStart = loadavg();
   const data = await tileData({ fresh: options.fresh, log });
   const s3 = await startS3(BUCKET);
-  // By hand only (the figures of record are on loopback): a bucket farther away.
+  // By hand only (the figures of record are on loopback): a bucket farther away, through a proxy.
   const delayMs = Number(process.env.NADIR_BENCH_BUCKET_DELAY_MS ?? 0);
   const mbps = Number(process.env.NADIR_BENCH_BUCKET_MBPS ?? 0);
-  const proxy = await startCountingProxy(s3.endpoint, { delayMs, bytesPerMs: (mbps * 1e6) / 1000 });
-  const distance = delayMs || mbps ? `, each answer ${delayMs} ms late and at most ${mbps} MB/s` : '';
+  const proxy =
+    delayMs || mbps ? await startCountingProxy(s3.endpoint, { delayMs, bytesPerMs: (mbps * 1e6) / 1000 }) : undefined;
+  const distance = proxy ? `, behind a proxy that sends each answer ${delayMs} ms late and at most ${mbps} MB/s` : '';
   const precut = await scratchDir('storage-precut');
   try {
     const s3Env = { ...s3.env, NADIR_STORAGE: `s3://${BUCKET}/${PREFIX}` };
@@ -280,11 +284,10 @@ export async function measureStorage(
     const lists = await findTileLists(lister.url, data, precut, settings.maxTiles).finally(() => lister.stop());
     const backends: Backend[] = [
       { kind: 'local', env: {} },
-      // The servers reach the bucket through the proxy; the upload above went straight to s3rver.
       {
         kind: 's3',
-        env: { ...s3Env, NADIR_S3_ENDPOINT: proxy.url, NADIR_STORAGE_CACHE_MB: `${BLOCK_CACHE_MB}` },
-        proxy,
+        env: { ...s3Env, NADIR_S3_ENDPOINT: proxy?.url ?? s3.endpoint, NADIR_STORAGE_CACHE_MB: `${BLOCK_CACHE_MB}` },
+        answered: () => s3.answered(),
         storePid: () => s3.pid(),
       },
     ];
@@ -304,7 +307,8 @@ export async function measureStorage(
       settings,
       machine: { cpus: cpus().length, model: cpus()[0]?.model.trim() ?? 'unknown', loadStart, loadEnd: loadavg() },
       versions: { node: process.version },
-      store: `s3rver (npm @20minutes/s3rver) on loopback, behind a counting proxy in the benchmark process${distance}`,
+      store: `s3rver (npm @20minutes/s3rver) on loopback${distance}`,
+      countedBy: 'store',
       surveys: files,
       blocks: { blockBytes: BLOCK_BYTES, cacheMb: BLOCK_CACHE_MB },
       measurements,
@@ -312,7 +316,7 @@ export async function measureStorage(
     };
   } finally {
     await removeScratch(precut);
-    await proxy.stop();
+    await proxy?.stop();
     await s3.stop();
   }
 }

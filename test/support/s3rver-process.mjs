@@ -33,6 +33,19 @@ const server = new S3rver({
   configureBuckets: buckets.map((name) => ({ name })),
 });
 const { port: listening } = await server.run();
+// What the store answered, as a bucket's bill counts it: requests, and the bytes of the bodies of
+// its GET answers. SIGHUP prints the totals (the storage benchmark reads them; a proxy in front
+// counted them before, at a hop and a process's CPU that the S3 side alone paid).
+let requests = 0;
+let bytes = 0;
+server.httpServer.on('request', (request, response) => {
+  requests++;
+  if (request.method !== 'GET') return;
+  response.once('finish', () => {
+    if (response.statusCode < 300) bytes += Number(response.getHeader('content-length') ?? 0);
+  });
+});
+process.on('SIGHUP', () => process.stdout.write(`counted ${requests} ${bytes}\n`));
 process.stdout.write(`listening ${listening}\n`);
 // SIGUSR2 revokes the one access key (s3rver's own AWSAccount.revokeAccessKey: every request is
 // then a 403 InvalidAccessKeyId, as for a key an operator revoked), and the next restores it.

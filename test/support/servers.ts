@@ -325,6 +325,8 @@ export interface S3Server {
   restoreKeys(): Promise<void>;
   /** The server's process id now (a restart makes a new process): the benchmark reads its CPU time. */
   pid(): number | undefined;
+  /** Requests answered and bytes of GET answers' bodies since this process started (the benchmark's bucket counts). */
+  answered(): Promise<{ requests: number; bytes: number }>;
   stop(): Promise<void>;
 }
 
@@ -390,6 +392,19 @@ export async function startS3(...buckets: string[]): Promise<S3Server> {
     revokeKeys: () => signalled('keys revoked'),
     restoreKeys: () => signalled('keys restored'),
     pid: () => child.pid,
+    async answered() {
+      const counted = () => [...output.matchAll(/counted (\d+) (\d+)\n/g)];
+      const before = counted().length;
+      child.kill('SIGHUP');
+      await waitFor(
+        's3rver counts',
+        async () => counted().length > before,
+        child,
+        () => output,
+      );
+      const [, requests, bytes] = counted().at(-1) as RegExpMatchArray;
+      return { requests: Number(requests), bytes: Number(bytes) };
+    },
     async stop() {
       child.kill('SIGCONT');
       await stopChild(child, 'SIGTERM');
