@@ -13,7 +13,7 @@
  * that V8 answers with a full collection of the whole heap each time enough of it has been made:
  * on a server filling its cache that was a full collection during the storage benchmark's cold
  * composites, and about half of what a cold composite cost beyond one read from a local disk
- * (docs/deploy.md, "Block memory taken once"). Taken once, the budget is made once.
+ * (docs/deploy.md, "Block memory taken once"). Taken once, the budget is counted once.
  */
 import { type CacheStats, LruCache } from '../cache/lru.js';
 
@@ -80,7 +80,7 @@ export class BlockCache {
   /**
    * Memory for a block of `bytes` (at most `blockBytes`) about to be fetched: a free slot, or new
    * memory of its own when every slot is taken (a burst of blocks in one turn; the slots they
-   * push out are free again from the next). Goes back with `set` or `release`.
+   * push out are free again from the next). Held by `set`, or given back by `release`.
    */
   allocate(bytes: number): Buffer {
     const slot = bytes <= this.blockBytes ? this.#free.pop() : undefined;

@@ -142,7 +142,8 @@ export class S3Storage implements SurveyStorage {
         (offset, length) => this.#get(key, offset, length),
         this.statistics,
         this.blocks,
-        // Blocks written into the cache's slots as they arrive where nadir sends the GETs itself (not through the SDK).
+        // Where nadir sends the GETs itself (not through the SDK), blocks are written into the
+        // cache's slots as they arrive.
         rangeGet &&
           ((offset, length, partBytes, arrived, allocate) =>
             rangeGet.getParts(bucket, key, offset, length, partBytes, arrived, allocate)),
