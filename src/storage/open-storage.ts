@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import type { StorageConfig } from '../config/config.js';
 import { NadirError } from '../errors.js';
 import { HttpStorage } from './http-storage.js';
@@ -15,6 +16,14 @@ export interface StorageOptions {
 
 /** The configured storage, proven to answer: a server that cannot read its survey files fails at start. */
 export async function openStorage(config: StorageConfig, options: StorageOptions = {}): Promise<SurveyStorage> {
+  // The block cache takes its whole budget at once (block-cache.ts): more than the machine has is
+  // a setting's mistake, said now rather than found as swapping or an out-of-memory kill later.
+  if (config.kind !== 'local' && config.cacheMb * 1024 * 1024 > totalmem()) {
+    throw new NadirError(
+      'INVALID_CONFIG',
+      `NADIR_STORAGE_CACHE_MB=${config.cacheMb} is more memory than this machine has (${Math.floor(totalmem() / 1024 / 1024)} MiB)`,
+    );
+  }
   const storage =
     config.kind === 'local'
       ? new LocalStorage(config.root)

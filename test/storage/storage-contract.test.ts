@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import gdal from 'gdal-async';
@@ -234,7 +234,7 @@ describe('SurveyStorage start-up checks', { skip: SKIP_REALDATA }, () => {
   });
   after(() => server.stop());
 
-  it('bad credentials, a missing bucket or no server: one clear line at start', async () => {
+  it('bad credentials, a missing bucket, no server or a cache larger than the machine: one clear line at start', async () => {
     const cases: [NodeJS.ProcessEnv, RegExp][] = [
       [{ ...server.env, AWS_SECRET_ACCESS_KEY: 'wrong' }, /Cannot reach the survey storage at s3:\/\/imagery/],
       [
@@ -242,6 +242,11 @@ describe('SurveyStorage start-up checks', { skip: SKIP_REALDATA }, () => {
         /Cannot reach the survey storage at s3:\/\/no-such-bucket/,
       ],
       [{ ...server.env, NADIR_S3_ENDPOINT: `http://127.0.0.1:${server.port + 1}` }, /Cannot reach the survey storage/],
+      // The block cache takes its budget at start: more than the machine has is refused then.
+      [
+        { ...server.env, NADIR_STORAGE_CACHE_MB: `${Math.ceil(totalmem() / 1024 / 1024) + 1}` },
+        /NADIR_STORAGE_CACHE_MB=\d+ is more memory than this machine has/,
+      ],
     ];
     for (const [env, message] of cases) {
       const config = parseConfig({ NADIR_STORAGE: 's3://imagery/x', ...env }, tmpdir()).storage;
