@@ -38,7 +38,7 @@ export class BlockCache {
   readonly #slabs = new Set<ArrayBufferLike>();
   /** Slots no block holds, nor a read under way. */
   readonly #free: Buffer[] = [];
-  /** Slots given up in this turn of the event loop: free from the next one on (`#giveBack`). */
+  /** Slots given up in this turn of the event loop: free from the next one on (`release`). */
   #leaving: Buffer[] = [];
 
   /**
@@ -63,7 +63,7 @@ export class BlockCache {
       maxEntries: held,
       maxWeight: held * blockBytes,
       weigh: (block) => block.byteLength,
-      onEvict: (_, block) => this.#giveBack(block),
+      onEvict: (_, block) => this.release(block),
     });
   }
 
@@ -87,11 +87,6 @@ export class BlockCache {
     return slot ? slot.subarray(0, bytes) : Buffer.allocUnsafeSlow(bytes);
   }
 
-  /** Memory from `allocate` that no block came into (its read failed). */
-  release(block: Buffer): void {
-    this.#giveBack(block);
-  }
-
   /**
    * Holds block `index` of `file`. Memory from `allocate` is held as it is; any other block (cut
    * out of a larger answer, say) is copied into a slot, so the budget is kept: a view would keep
@@ -111,11 +106,12 @@ export class BlockCache {
   }
 
   /**
-   * A slot back among the free ones, from the next turn of the event loop on: a reader handed a
-   * block copies out of it in the turn it is handed it (range-reader.ts), so none can see its slot
-   * written over. Memory of its own (not a slot) is left to the garbage collector.
+   * Memory from `allocate` no longer held: a block pushed out, or one whose read failed. A slot is
+   * free again from the next turn of the event loop on: a reader handed a block copies out of it
+   * in the turn it is handed it (range-reader.ts), so none can see its slot written over. Memory of
+   * its own (not a slot) is left to the garbage collector.
    */
-  #giveBack(block: Buffer): void {
+  release(block: Buffer): void {
     if (!this.#slabs.has(block.buffer)) return;
     if (this.#leaving.length === 0)
       setImmediate(() => {
