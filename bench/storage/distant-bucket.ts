@@ -1,39 +1,26 @@
 /**
- * An HTTP proxy in front of the S3 server that counts what nadir fetches from storage: requests and
- * response body bytes. Headers go through unchanged, Host included, so S3 request signatures made
- * for the proxy's address still verify at the server behind it.
+ * An HTTP proxy in front of the S3 server that makes it a bucket farther away than loopback, for
+ * measuring by hand (NADIR_BENCH_BUCKET_DELAY_MS, NADIR_BENCH_BUCKET_MBPS: bench/storage/run.ts).
+ * Headers go through unchanged, Host included, so S3 request signatures made for the proxy's
+ * address still verify at the server behind it. What nadir fetched is counted by the S3 server's
+ * own process (test/support/s3rver-process.mjs), not here.
  */
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface StorageCounts {
-  requests: number;
-  bytes: number;
-}
-
-export interface CountingProxy {
+export interface DistantBucket {
   url: string;
-  /** Totals since the proxy started; subtract two readings for one measurement. */
-  counts(): StorageCounts;
   stop(): Promise<void>;
 }
 
-/**
- * A bucket farther away than loopback, for measuring by hand: each answer starts `delayMs` late
- * and its body comes at `bytesPerMs` at most (0: as fast as it can).
- */
+/** How far: each answer starts `delayMs` late and its body comes at `bytesPerMs` at most (0: as fast as it can). */
 export interface BucketDistance {
   delayMs: number;
   bytesPerMs: number;
 }
 
 /** Answers paced as `distance` says: the head after the delay, then each chunk when its bytes are due. */
-function paced(
-  answer: IncomingMessage,
-  outgoing: ServerResponse,
-  distance: BucketDistance,
-  count: (n: number) => void,
-) {
+function paced(answer: IncomingMessage, outgoing: ServerResponse, distance: BucketDistance) {
   const began = performance.now() + distance.delayMs;
   let due = 0;
   let queue = new Promise<void>((resolve) =>
@@ -44,7 +31,6 @@ function paced(
   );
   const at = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms - performance.now())));
   answer.on('data', (chunk: Buffer) => {
-    count(chunk.length);
     due += chunk.length;
     const when = began + (distance.bytesPerMs > 0 ? due / distance.bytesPerMs : 0);
     queue = queue.then(() => at(when)).then(() => void outgoing.write(chunk));
@@ -54,15 +40,10 @@ function paced(
   });
 }
 
-export async function startCountingProxy(
-  target: string,
-  distance: BucketDistance = { delayMs: 0, bytesPerMs: 0 },
-): Promise<CountingProxy> {
+export async function startDistantBucket(target: string, distance: BucketDistance): Promise<DistantBucket> {
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
-  const totals: StorageCounts = { requests: 0, bytes: 0 };
   const server = createServer((incoming, outgoing) => {
-    totals.requests += 1;
     const forwarded = request(
       {
         host: upstream.hostname,
@@ -72,19 +53,7 @@ export async function startCountingProxy(
         headers: incoming.headers,
         agent,
       },
-      (answer) => {
-        if (distance.delayMs > 0 || distance.bytesPerMs > 0) {
-          paced(answer, outgoing, distance, (n) => {
-            totals.bytes += n;
-          });
-          return;
-        }
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.on('data', (chunk: Buffer) => {
-          totals.bytes += chunk.length;
-        });
-        answer.pipe(outgoing);
-      },
+      (answer) => paced(answer, outgoing, distance),
     );
     forwarded.on('error', () => outgoing.destroy());
     incoming.pipe(forwarded);
@@ -93,7 +62,6 @@ export async function startCountingProxy(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    counts: () => ({ ...totals }),
     stop: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -24,8 +24,8 @@ import { assertAllStatus, runWrk } from '../load/wrk.js';
 import type { SectionOptions } from '../report/section.js';
 import { type TileData, tileData } from '../tiles/data.js';
 import { findTileLists, nadirTileUrl, pool, type TileLists } from '../tiles/tile-lists.js';
-import { type StorageCounts, startCountingProxy } from './counting-proxy.js';
-import type { Measurement, StorageKind, StorageRaw, StorageSettings } from './raw.js';
+import { startDistantBucket } from './distant-bucket.js';
+import type { Fetched, Measurement, StorageKind, StorageRaw, StorageSettings } from './raw.js';
 
 const BUCKET = 'bench';
 const PREFIX = 'tiles';
@@ -82,7 +82,7 @@ interface Backend {
   kind: StorageKind;
   env: NodeJS.ProcessEnv;
   /** What the store has answered so far (S3): subtract two readings for one measurement. */
-  answered?: () => Promise<StorageCounts>;
+  answered?: () => Promise<Fetched>;
   storePid?: () => number | undefined;
 }
 
@@ -98,7 +98,7 @@ async function cpuMeter(server: NadirServe, backend: Backend): Promise<() => Pro
   });
 }
 
-async function fetchedSince(backend: Backend, before: StorageCounts | undefined) {
+async function fetchedSince(backend: Backend, before: Fetched | undefined) {
   if (!backend.answered || !before) return undefined;
   const now = await backend.answered();
   return { requests: now.requests - before.requests, bytes: now.bytes - before.bytes };
@@ -275,7 +275,7 @@ export async function measureStorage(
   const delayMs = Number(process.env.NADIR_BENCH_BUCKET_DELAY_MS ?? 0);
   const mbps = Number(process.env.NADIR_BENCH_BUCKET_MBPS ?? 0);
   const proxy =
-    delayMs || mbps ? await startCountingProxy(s3.endpoint, { delayMs, bytesPerMs: (mbps * 1e6) / 1000 }) : undefined;
+    delayMs || mbps ? await startDistantBucket(s3.endpoint, { delayMs, bytesPerMs: (mbps * 1e6) / 1000 }) : undefined;
   const distance = proxy ? `, behind a proxy that sends each answer ${delayMs} ms late and at most ${mbps} MB/s` : '';
   const precut = await scratchDir('storage-precut');
   try {
