@@ -48,7 +48,7 @@ export function passThroughSettings(quick: boolean): PassThroughSettings {
  * The header block nadir sends with a pass-through tile, as name, value pairs, without its
  * Content-Length and the headers node adds itself (Date, Connection, Keep-Alive).
  */
-async function nadirHeaderBlock(url: string): Promise<string[]> {
+export async function nadirHeaderBlock(url: string): Promise<string[]> {
   const answer = await fetch(url);
   await answer.arrayBuffer();
   if (answer.status !== 200) throw new Error(`nadir answered ${answer.status} for a pass-through tile`);
@@ -57,7 +57,7 @@ async function nadirHeaderBlock(url: string): Promise<string[]> {
 }
 
 /** What bare-owed-server.mjs needs to owe what nadir owes: the key, the tiles' ETags, nadir's values. */
-function owedWork(block: string[], apiKey: string, etags: Record<string, string>) {
+export function owedWork(block: string[], apiKey: string, etags: Record<string, string>) {
   const value = (name: string) => {
     const at = block.indexOf(name);
     if (at === -1 || at % 2 !== 0) throw new Error(`nadir's header block has no ${name}`);
@@ -75,7 +75,7 @@ function owedWork(block: string[], apiKey: string, etags: Record<string, string>
   };
 }
 
-async function startBare(script: string, root: string, config?: unknown): Promise<Service & { url: string }> {
+export async function startBare(script: string, root: string, config?: unknown): Promise<Service & { url: string }> {
   const dir = await scratchDir('bare-tiles');
   const port = await freePort();
   const args = [join(import.meta.dirname, script), `${port}`, root];
