@@ -84,6 +84,9 @@ async function measure(pid: number, urls: string[], dir: string): Promise<Record
 }
 
 if (cpus().length < 2) throw new Error('needs 2 cores: the server on one, wrk on the other');
+await run('perf', ['--version']).catch(() => {
+  throw new Error('needs `perf` (Debian: apt-get install linux-perf)');
+});
 const data = await tileData({ fresh: false, log });
 const precut = join(WORK, 'pass-through-precut');
 const dir = await scratchDir('pass-through-by-binary');
