@@ -90,6 +90,7 @@ export function passThroughSection(raw: PassThroughRaw): Section {
     findings: [
       `What the contract itself costs: the bare server doing what every answer owes used ${range(perRound(raw, 'bare-owed', 'bare', cpuEach))}x bare node's CPU per answer, nadir ${range(cpu)}x; nadir ÷ that floor ${range(perRound(raw, 'nadir', 'bare-owed', cpuEach))}x (same rounds).`,
       'bench/pass-through/profile.ts profiles one nadir process under the same load (`--cpu-prof`): where the event loop spends a pass-through answer, by function and by origin.',
+      "bench/pass-through/by-binary.ts runs each server alone on one core and wrk on the other, and splits an answer's CPU by binary with `perf` (kernel, node's binary, JIT code, C libraries): steadier than this table between runs; its figures and what they say are in docs/tiles.md.",
     ],
     failures,
     raw,
