@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { removeScratch, type Service, scratchDir, withGroups } from '../load/processes.js';
 import { runWrk } from '../load/wrk.js';
+import { median } from '../raster/measure.js';
 import { tileData, WORK } from '../tiles/data.js';
 import { startNadir } from '../tiles/servers.js';
 import { findTileLists, nadirTileUrl } from '../tiles/tile-lists.js';
@@ -37,11 +38,15 @@ function partOf(dso: string): Part {
   return 'jit';
 }
 
-async function pinned(groups: number[], core: number): Promise<void> {
+/** Pins every thread of the groups' processes to `core`; answers the processes. */
+async function pinned(groups: number[], core: number): Promise<string[]> {
+  const pids: string[] = [];
   for (const group of groups) {
     const { stdout } = await run('pgrep', ['-g', `${group}`]);
-    for (const pid of stdout.trim().split('\n').filter(Boolean)) await run('taskset', ['-a', '-pc', `${core}`, pid]);
+    pids.push(...stdout.trim().split('\n').filter(Boolean));
   }
+  for (const pid of pids) await run('taskset', ['-a', '-pc', `${core}`, pid]);
+  return pids;
 }
 
 /** Microseconds a request by part, from perf's samples of `pid` while wrk loads it. */
@@ -95,10 +100,8 @@ try {
   const start = async <T extends Service>(begin: () => Promise<T>) => {
     const { started, groups } = await withGroups(begin);
     services.push(started);
-    await pinned(groups, 0);
-    const { stdout } = await run('pgrep', ['-g', `${groups[0]}`]);
     // The group's one node process (nadir serve with one worker is one process).
-    const pids = stdout.trim().split('\n').filter(Boolean);
+    const pids = await pinned(groups, 0);
     if (pids.length !== 1) throw new Error(`expected one process, found ${pids.length}`);
     return { service: started, pid: Number(pids[0]) };
   };
@@ -130,7 +133,6 @@ try {
       );
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
   const medianOf = (name: string, pick: (figure: Record<Part, number>) => number) =>
     median((figures.get(name) ?? []).map(pick));
   const userOf = (figure: Record<Part, number>) => figure.node + figure.jit + figure.libraries;
